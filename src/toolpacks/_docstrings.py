@@ -1,0 +1,125 @@
+"""Descriptions from docstrings: the tool's text without its parameter section, and each
+parameter's own description.
+
+Google, NumPy, reST and Epydoc styles are recognised by docstring-parser. The tool description
+keeps every section a model can use (Returns, Raises, Examples, Notes) and drops only the
+parameter section, whose content moves into the input schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+
+import docstring_parser
+
+__all__ = ["ParsedDocstring", "parse_docstring"]
+
+_GOOGLE_PARAM_HEADER = re.compile(
+    r"^(\s*)(Args|Arguments|Parameters|Params|Param|Keyword Args|Keyword Arguments"
+    r"|Other Parameters)\s*:\s*$"
+)
+_NUMPY_PARAM_HEADERS = {"parameters", "other parameters", "keyword arguments", "params"}
+_REST_FIELD = re.compile(r"^(\s*)[:@](param|type|arg|argument|key|keyword|kwtype)\b")
+_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocstring:
+    """What a docstring says about a tool."""
+
+    description: str
+    """The docstring without its parameter section, cleaned of indentation."""
+    params: dict[str, str] = field(default_factory=dict)
+    """Parameter name to its description."""
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _strip_google(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        match = _GOOGLE_PARAM_HEADER.match(lines[i])
+        if not match:
+            out.append(lines[i])
+            i += 1
+            continue
+        base = len(match.group(1))
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+            i += 1
+    return out
+
+
+def _strip_numpy(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        is_header = i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1])
+        if not (is_header and lines[i].strip().lower() in _NUMPY_PARAM_HEADERS):
+            out.append(lines[i])
+            i += 1
+            continue
+        i += 2
+        while i < len(lines) and not (i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1])):
+            i += 1
+    return out
+
+
+def _strip_fields(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        match = _REST_FIELD.match(lines[i])
+        if not match:
+            out.append(lines[i])
+            i += 1
+            continue
+        base = len(match.group(1))
+        i += 1
+        while i < len(lines) and lines[i].strip() and _indent(lines[i]) > base:
+            i += 1
+    return out
+
+
+_STRIPPERS = {
+    docstring_parser.DocstringStyle.GOOGLE: _strip_google,
+    docstring_parser.DocstringStyle.NUMPYDOC: _strip_numpy,
+    docstring_parser.DocstringStyle.REST: _strip_fields,
+    docstring_parser.DocstringStyle.EPYDOC: _strip_fields,
+}
+
+
+def parse_docstring(doc: str | None) -> ParsedDocstring:
+    """Split a docstring into the tool description and per-parameter descriptions.
+
+    Args:
+        doc: The raw docstring (``None`` or empty gives an empty description).
+
+    Returns:
+        The parsed docstring.
+    """
+    if not doc or not doc.strip():
+        return ParsedDocstring("")
+    text = inspect.cleandoc(doc)
+    try:
+        parsed = docstring_parser.parse(text)
+    except docstring_parser.ParseError:
+        return ParsedDocstring(text)
+    params = {
+        p.arg_name.split()[0].lstrip("*"): " ".join((p.description or "").split())
+        for p in parsed.params
+        if p.description
+    }
+    if not params and not any(m.args and m.args[0] == "param" for m in parsed.meta):
+        return ParsedDocstring(text, params)
+    stripper = _STRIPPERS.get(parsed.style) if parsed.style else None
+    lines = text.splitlines()
+    if stripper is not None:
+        lines = stripper(lines)
+    description = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return ParsedDocstring(description, params)

@@ -1,0 +1,132 @@
+"""Parsing the arguments a model sends as JSON text, defensively.
+
+Models send arguments as JSON strings. Before anything else sees them they are capped in size
+and nesting depth, and the parser refuses what JSON allows but no tool expects: duplicate
+keys (which would otherwise be resolved last-wins), ``NaN``/``Infinity``, floats that overflow
+to infinity, and absurdly long integers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ArgumentLimits", "ArgumentsParseError", "parse_arguments"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentLimits:
+    """Caps applied to JSON arguments before they are parsed."""
+
+    max_bytes: int = 1024 * 1024
+    """The largest JSON text accepted, in UTF-8 bytes (default 1 MiB)."""
+    max_depth: int = 64
+    """The deepest nesting of arrays and objects accepted (default 64)."""
+    max_int_digits: int = 100
+    """The most digits an integer literal may have (default 100)."""
+
+
+DEFAULT_LIMITS = ArgumentLimits()
+
+
+class ArgumentsParseError(ValueError):
+    """The arguments text is not acceptable JSON; the message says why, for the model."""
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _check_depth(text: str, max_depth: int) -> None:
+    if text.count("[") + text.count("{") <= max_depth:
+        return
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise ArgumentsParseError(
+                    f"arguments are nested more than {max_depth} levels deep"
+                )
+        else:
+            depth -= 1
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ArgumentsParseError(f"duplicate key {key!r} in arguments; send each key once")
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise ArgumentsParseError(f"{name} is not a valid JSON number; send a finite number")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ArgumentsParseError(f"number {text[:40]} is out of range")
+    return value
+
+
+def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) -> Any:
+    """Parse a JSON arguments text under ``limits``.
+
+    Args:
+        text: The JSON text (str or UTF-8 bytes).
+        limits: The caps to apply.
+
+    Returns:
+        The parsed value (a tool's arguments are expected to be an object; the caller checks).
+
+    Raises:
+        ArgumentsParseError: The text is too large, too deep, malformed, or holds a duplicate
+            key, a non-finite number or an over-long integer.
+    """
+    if isinstance(text, bytes | bytearray):
+        if len(text) > limits.max_bytes:
+            raise ArgumentsParseError(
+                f"arguments are {len(text)} bytes; the limit is {limits.max_bytes}"
+            )
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArgumentsParseError(f"arguments are not valid UTF-8: {exc.reason}") from None
+    elif len(text) > limits.max_bytes // 4 and len(text.encode("utf-8", "surrogatepass")) > (
+        limits.max_bytes
+    ):
+        raise ArgumentsParseError(
+            f"arguments are larger than the limit of {limits.max_bytes} bytes"
+        )
+    _check_depth(text, limits.max_depth)
+    max_digits = limits.max_int_digits
+
+    def _int(literal: str) -> int:
+        if len(literal.lstrip("-")) > max_digits:
+            raise ArgumentsParseError(
+                f"integer with {len(literal)} digits is too long (limit {max_digits})"
+            )
+        return int(literal)
+
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_constant,
+            parse_float=_float,
+            parse_int=_int,
+        )
+    except ArgumentsParseError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise ArgumentsParseError(
+            f"arguments are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except (RecursionError, ValueError) as exc:
+        raise ArgumentsParseError(f"arguments could not be parsed: {exc}") from None

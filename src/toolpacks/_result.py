@@ -1,0 +1,200 @@
+"""The outcome of a tool call: a value or an error a model can act on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["ArgumentError", "ErrorKind", "ToolErrorInfo", "ToolResult", "render_value"]
+
+ErrorKind = Literal[
+    "invalid_arguments",
+    "tool_error",
+    "timeout",
+    "cancelled",
+    "not_found",
+    "denied",
+    "output_invalid",
+]
+"""Why a call failed: bad arguments, the tool raised, it timed out or was cancelled, no such
+tool, the call was not allowed or not approved, or its return value broke its output type."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentError:
+    """What is wrong with one argument of a call."""
+
+    argument: str
+    """The argument's path (``"b"``, ``"items.0.name"``); empty for the arguments as a whole."""
+    message: str
+    """What is wrong, in words a model can act on."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolErrorInfo:
+    """A structured description of a failed call."""
+
+    kind: ErrorKind
+    """The category of failure."""
+    message: str
+    """The message shown to the model (masked when error details are hidden)."""
+    details: tuple[ArgumentError, ...] = ()
+    """Per-argument problems, for ``invalid_arguments``."""
+    exception_type: str | None = None
+    """The qualified name of the exception the tool raised, if it raised one."""
+
+
+def render_value(value: Any) -> str:
+    """Render a tool's return value as text for a model.
+
+    Strings are returned as they are; anything else as compact JSON (pydantic models,
+    dataclasses, dates and sets included), falling back to ``str()``.
+    """
+    if isinstance(value, str):
+        return value
+    from pydantic_core import to_json
+
+    try:
+        return to_json(value, serialize_unknown=False).decode()
+    except Exception:
+        return str(value)
+
+
+class ToolResult:
+    """The result of ``Tool.invoke`` or ``Toolset.call``: never an exception.
+
+    Treat it as a value: do not modify it. ``content`` is the text a model receives; ``value`` is the raw
+    return value for the application.
+    """
+
+    __slots__ = (
+        "_content",
+        "call_id",
+        "duration",
+        "error",
+        "is_error",
+        "started_at",
+        "tool_name",
+        "value",
+    )
+
+    value: Any
+    """The raw return value (for generator tools, the last item); None on error."""
+    is_error: bool
+    """Whether the call failed."""
+    error: ToolErrorInfo | None
+    """What went wrong, when ``is_error``."""
+    tool_name: str
+    """The name the tool was called by."""
+    call_id: str
+    """The call's id (from the context, or generated)."""
+    started_at: float
+    """When the call started (seconds since the epoch)."""
+    duration: float
+    """How long the call took, in seconds (this call alone, whatever ran concurrently)."""
+
+    def __init__(
+        self,
+        value: Any = None,
+        *,
+        is_error: bool = False,
+        error: ToolErrorInfo | None = None,
+        tool_name: str = "",
+        call_id: str = "",
+        started_at: float = 0.0,
+        duration: float = 0.0,
+        content: str | None = None,
+    ) -> None:
+        self.value = value
+        self.is_error = is_error
+        self.error = error
+        self.tool_name = tool_name
+        self.call_id = call_id
+        self.started_at = started_at
+        self.duration = duration
+        self._content = content
+
+    @property
+    def content(self) -> str:
+        """The text a model receives: the rendered value, or the error message."""
+        if self._content is None:
+            if self.error is not None:
+                self._content = self.error.message
+            else:
+                self._content = render_value(self.value)
+        return self._content
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        """The value as a JSON object when it is one (a dict, model or dataclass), else None."""
+        if self.is_error:
+            return None
+        from pydantic_core import to_jsonable_python
+
+        try:
+            jsonable = to_jsonable_python(self.value)
+        except Exception:
+            return None
+        return jsonable if isinstance(jsonable, dict) else None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return not self.is_error
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able summary: tool, call id, status, content, error and timing."""
+        out: dict[str, Any] = {
+            "tool": self.tool_name,
+            "call_id": self.call_id,
+            "is_error": self.is_error,
+            "content": self.content,
+            "duration": self.duration,
+        }
+        if self.error is not None:
+            out["error"] = {
+                "kind": self.error.kind,
+                "message": self.error.message,
+                "details": [{"argument": d.argument, "message": d.message} for d in self.error.details],
+            }
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolResult):
+            return NotImplemented
+        return (self.value, self.is_error, self.error, self.tool_name, self.call_id) == (
+            other.value,
+            other.is_error,
+            other.error,
+            other.tool_name,
+            other.call_id,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        status = f"error={self.error!r}" if self.is_error else f"value={self.value!r}"
+        return f"ToolResult(tool_name={self.tool_name!r}, call_id={self.call_id!r}, {status})"
+
+
+def error_result(
+    kind: ErrorKind,
+    message: str,
+    *,
+    tool_name: str,
+    call_id: str,
+    details: tuple[ArgumentError, ...] = (),
+    exception_type: str | None = None,
+    started_at: float = 0.0,
+    duration: float = 0.0,
+) -> ToolResult:
+    """Build an error ``ToolResult`` (internal helper)."""
+    return ToolResult(
+        is_error=True,
+        error=ToolErrorInfo(kind, message, details, exception_type),
+        tool_name=tool_name,
+        call_id=call_id,
+        started_at=started_at,
+        duration=duration,
+    )
+

@@ -1,0 +1,82 @@
+"""Validating arguments against a JSON Schema given as data (hand-built, file and MCP tools).
+
+Typed functions are validated by pydantic from their signature. Tools whose only description
+is a JSON Schema (a TOOL.md front matter, a remote MCP tool, a hand-built ``Tool`` with
+``input_schema=``) are validated here: a pydantic ``TypedDict`` is built from the schema's
+top-level properties (types, enums, required, defaults), so coercion and error messages match
+those of typed tools. Nested structure beyond the top level is checked by type only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import ConfigDict, TypeAdapter
+from typing_extensions import NotRequired, Required, TypedDict
+
+__all__ = ["schema_validator"]
+
+_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list[Any],
+    "object": dict[str, Any],
+    "null": None,
+}
+
+
+def _python_type(prop: Any) -> Any:
+    if not isinstance(prop, dict):
+        return Any
+    enum = prop.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str | int | bool) for v in enum):
+        return Literal[tuple(enum)]
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        types = [_TYPES[k] for k in kind if k in _TYPES]
+        if not types:
+            return Any
+        out = types[0]
+        for extra in types[1:]:
+            out = out | extra if out is not None and extra is not None else (out or extra) | None
+        return out
+    if kind == "array" and isinstance(prop.get("items"), dict):
+        return list[_python_type(prop["items"])]  # type: ignore[misc]
+    return _TYPES.get(kind, Any) if isinstance(kind, str) else Any
+
+
+def schema_validator(
+    schema: dict[str, Any], extra_args: Literal["reject", "ignore"] = "reject"
+) -> Callable[[Any], dict[str, Any]]:
+    """A function validating an arguments dict against ``schema``; it fills in defaults.
+
+    Raises ``pydantic.ValidationError`` for invalid arguments, like typed tools.
+    """
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    fields: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    for name, prop in properties.items():
+        annotation = _python_type(prop)
+        fields[name] = Required[annotation] if name in required else NotRequired[annotation]
+        if isinstance(prop, dict) and "default" in prop:
+            defaults[name] = prop["default"]
+    open_object = schema.get("additionalProperties") not in (False, None) or not properties
+    if open_object and schema.get("additionalProperties") is not False:
+        extra = "allow"
+    else:
+        extra = "forbid" if extra_args == "reject" else "ignore"
+    typed = TypedDict("SchemaArguments", fields, total=False)  # type: ignore[operator]
+    typed.__pydantic_config__ = ConfigDict(extra=extra)  # type: ignore[attr-defined]
+    adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(typed)
+
+    def validate(arguments: Any) -> dict[str, Any]:
+        values = adapter.validate_python(arguments)
+        for key, value in defaults.items():
+            values.setdefault(key, value)
+        return values
+
+    return validate

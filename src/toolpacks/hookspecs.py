@@ -1,0 +1,151 @@
+"""The hooks a tool pack can implement, and the markers to implement them with.
+
+A pack is a module (or object) with functions marked ``@hookimpl``; the host finds it through
+the ``toolpacks`` entry point group and registers it with pluggy::
+
+    from toolpacks import hookimpl, tool
+
+    @tool
+    def ping() -> str:
+        '''Answer "pong".'''
+        return "pong"
+
+    @hookimpl
+    def register_tools(register):
+        register(ping)
+
+Invocation hooks (``before_invoke``, ``after_invoke``, ``on_error``, ``on_yield``) fire around
+every call of every tool in a toolset, after the tool's own hooks. Mark one with
+``@toolpacks.tagged("io", ...)`` to fire only for tools that share at least one of those
+tags. They may be plain functions or coroutines; an exception they raise propagates to the
+caller. ``authorize`` decides whether a call may run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import pluggy
+
+if TYPE_CHECKING:
+    from toolpacks._context import ToolContext
+    from toolpacks._result import ToolResult
+    from toolpacks._tool import Tool
+
+__all__ = [
+    "Decision",
+    "Register",
+    "after_invoke",
+    "authorize",
+    "before_invoke",
+    "hookimpl",
+    "hookspec",
+    "on_error",
+    "on_yield",
+    "register_tools",
+    "tagged",
+]
+
+PROJECT = "toolpacks"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+"""Marks a function as a toolpacks hook specification."""
+hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a pack's function as an implementation of a toolpacks hook."""
+
+Decision = Literal["allow", "deny", "ask"]
+"""An ``authorize`` answer: run the call, refuse it, or ask the approval handler."""
+
+
+class Register(Protocol):
+    """The callback a pack's ``register_tools`` receives."""
+
+    def __call__(self, item: Any, /, **options: Any) -> None:
+        """Register ``item``: a ``Tool``, a typed function (made into a tool with ``options``
+        as ``@tool`` options), a ``Toolbox`` instance (``alias=`` names the instance), or a
+        tools directory (a ``pathlib.Path`` holding ``<tool>/TOOL.md`` folders)."""
+
+
+@hookspec
+def register_tools(register: Register) -> None:
+    """Register the pack's tools.
+
+    Called once per pack when a toolset that uses the pack is built. Call ``register`` for
+    each tool, function, ``Toolbox`` instance or tools directory. The return value is ignored.
+
+    Args:
+        register: The callback that records a tool as belonging to this pack.
+    """
+
+
+@hookspec
+def before_invoke(tool: Tool, arguments: dict[str, Any], context: ToolContext | None) -> None:
+    """Called before a tool runs, after its arguments validated and its own hooks ran.
+
+    The return value is ignored; raise to stop the call (the exception propagates).
+
+    Args:
+        tool: The tool about to run.
+        arguments: The validated keyword arguments (secrets redacted, no context).
+        context: The call's context (agent id, call id).
+    """
+
+
+@hookspec
+def after_invoke(tool: Tool, result: ToolResult, context: ToolContext | None) -> None:
+    """Called after a tool returned successfully. The return value is ignored.
+
+    Args:
+        tool: The tool that ran.
+        result: Its result (``result.value`` is the raw return value).
+        context: The call's context.
+    """
+
+
+@hookspec
+def on_error(tool: Tool, exc: BaseException, context: ToolContext | None) -> None:
+    """Called when a tool raised; the call still returns an error result. Return ignored.
+
+    Args:
+        tool: The tool that failed.
+        exc: The exception it raised.
+        context: The call's context.
+    """
+
+
+@hookspec
+def on_yield(tool: Tool, item: Any, context: ToolContext | None) -> None:
+    """Called for each item a generator tool yields. The return value is ignored.
+
+    Args:
+        tool: The generator tool.
+        item: The item just produced.
+        context: The call's context.
+    """
+
+
+@hookspec(firstresult=True)
+def authorize(tool: Tool, arguments: dict[str, Any], context: ToolContext | None) -> Decision | None:
+    """Decide whether a call may run; the first non-None answer wins.
+
+    Return ``"allow"`` to run it, ``"deny"`` to refuse it (the model gets an error result
+    saying the call was not permitted), ``"ask"`` to pause it until the approval handler
+    answers, or ``None`` to leave the decision to other implementations and to the tool's
+    own ``require_approval`` setting.
+
+    Args:
+        tool: The tool to be called.
+        arguments: The raw arguments as the model sent them (a dict).
+        context: The call's context; ``context.agent_id`` names the agent.
+    """
+
+
+def tagged(*tags: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Make an invocation hook fire only for tools with at least one of ``tags``."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.toolpacks_tags = frozenset(tags)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
