@@ -1,0 +1,59 @@
+"""Approval: calls to tools that need it wait for an application's answer."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ApprovalHandler", "ApprovalRequest", "Approver"]
+
+Answer = bool | Literal["once", "always", "deny"]
+"""An approval handler's answer: ``True``/``"once"`` runs this call, ``"always"`` runs it and
+every later call of the same tool in this toolset, ``False``/``"deny"`` refuses it."""
+
+ApprovalHandler = Callable[["ApprovalRequest"], Answer | Awaitable[Answer]]
+"""A sync or async callable deciding an :class:`ApprovalRequest`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A call waiting for approval."""
+
+    tool: str
+    """The name the model called."""
+    qualified_name: str
+    """The tool's qualified name (``pack.tool``)."""
+    arguments: Mapping[str, Any]
+    """The arguments, as sent."""
+    agent_id: str | None
+    """The agent making the call."""
+    call_id: str
+    """The call's id."""
+    reason: str = "the tool requires approval"
+    """Why approval is asked (``require_approval`` or an ``authorize`` hook)."""
+
+
+@dataclass(slots=True)
+class Approver:
+    """Asks the handler and remembers "always" answers (per toolset)."""
+
+    handler: ApprovalHandler | None
+    """The application's handler; None denies every request."""
+    always: set[str] = field(default_factory=set)
+    """Qualified names approved for good."""
+
+    async def ask(self, request: ApprovalRequest) -> bool:
+        """Whether the call may run."""
+        if request.qualified_name in self.always:
+            return True
+        if self.handler is None:
+            return False
+        answer = self.handler(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer == "always":
+            self.always.add(request.qualified_name)
+            return True
+        return answer is True or answer == "once"

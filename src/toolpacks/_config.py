@@ -1,0 +1,310 @@
+"""The host configuration: ``toolpacks.toml`` (or ``[tool.toolpacks]`` in pyproject.toml).
+
+Validated with pydantic; unknown keys are errors, and every error names the file, the key
+and what is allowed. Values may come from the environment (``{ env = "NAME" }``), so
+secrets stay out of the file; secret-looking values are redacted wherever the configuration
+is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from toolpacks.exceptions import ConfigError
+
+__all__ = [
+    "AgentConfig",
+    "Config",
+    "LoadedConfig",
+    "McpServerConfig",
+    "SettingsConfig",
+    "find_config",
+    "load_config",
+    "redact",
+]
+
+ConflictPolicyName = Literal["error", "prefix", "first", "priority"]
+_SECRET_KEY = re.compile(r"(key|token|secret|passw(or)?d|credential|authorization)", re.IGNORECASE)
+_RESERVED_PACK_KEYS = frozenset({"disabled", "priority"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentConfig(_Strict):
+    """How one agent's toolset is assembled (``[agents.NAME]``)."""
+
+    packs: list[str] = Field(default_factory=lambda: ["*"])
+    """Packs whose tools the agent gets; ``["*"]`` for every enabled pack."""
+    include_tags: list[str] = Field(default_factory=list)
+    """Keep only tools with at least one of these tags (empty keeps all)."""
+    exclude_tags: list[str] = Field(default_factory=list)
+    """Drop tools with any of these tags."""
+    exclude: list[str] = Field(default_factory=list)
+    """Qualified tool names (``pack.tool``) to drop."""
+    on_conflict: ConflictPolicyName = "error"
+    """How to resolve two packs offering the same exposed name."""
+    priority: list[str] = Field(default_factory=list)
+    """Pack order for ``on_conflict = "priority"`` (earlier wins)."""
+    rename: dict[str, str] = Field(default_factory=dict)
+    """Qualified name to the name the model sees."""
+    require_approval: bool | list[str] = False
+    """``true`` for every tool, or qualified names of tools that need approval."""
+
+
+class McpServerConfig(_Strict):
+    """A remote MCP server mounted as a pack (``[mcp_servers.NAME]``)."""
+
+    command: str
+    """The program to start (never run through a shell)."""
+    args: list[str] = Field(default_factory=list)
+    """Its arguments."""
+    env: dict[str, str] | list[str] = Field(default_factory=dict)
+    """Environment for the server: a mapping of values, or names copied from the host's
+    environment. Nothing else of the host's environment is passed but a minimal set."""
+    cwd: str | None = None
+    """Working directory (relative to the config file)."""
+    timeout: float = 30.0
+    """Seconds to wait for the server to start and answer."""
+    tags: list[str] = Field(default_factory=list)
+    """Tags given to every tool of the server."""
+
+
+class FilesConfig(_Strict):
+    """Local directories of file-based tools (``[files]``)."""
+
+    dirs: list[str] = Field(default_factory=list)
+    """Tools directories, relative to the config file; mounted as the pack ``files_local``."""
+    pack: str = "local"
+    """The pack name their tools get."""
+
+
+class SettingsConfig(_Strict):
+    """Host-wide settings (``[settings]``)."""
+
+    expose_errors: bool = False
+    """Send tool exception messages to the model (trusted development use only)."""
+    extra_args: Literal["reject", "ignore"] | None = None
+    """Override every tool's policy for undeclared arguments."""
+    max_argument_bytes: int = Field(default=1024 * 1024, gt=0)
+    """Largest JSON arguments text accepted."""
+    max_argument_depth: int = Field(default=64, gt=0)
+    """Deepest JSON nesting accepted."""
+    max_content_chars: int = Field(default=100_000, ge=0)
+    """Results whose text is longer are truncated with a marker (0: never)."""
+    max_concurrency: int = Field(default=8, gt=0)
+    """Default cap for ``Toolset.call_many``."""
+
+
+class Config(_Strict):
+    """The whole configuration."""
+
+    packs: dict[str, Any] = Field(default_factory=dict)
+    """``disabled``, ``priority``, and one table of settings per pack (``[packs.NAME]``);
+    a table with ``pack = "other"`` defines an alias: another instance of that pack."""
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    """Agents by name."""
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """Remote MCP servers mounted as packs."""
+    files: FilesConfig = Field(default_factory=FilesConfig)
+    """Local file-based tools."""
+    settings: SettingsConfig = Field(default_factory=SettingsConfig)
+    """Host-wide settings."""
+
+    @field_validator("packs")
+    @classmethod
+    def _check_packs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in ("disabled", "priority"):
+            names = value.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"packs.{key} must be a list of pack names")
+        for key, table in value.items():
+            if key not in _RESERVED_PACK_KEYS and not isinstance(table, dict):
+                raise ValueError(
+                    f"packs.{key} must be a table of settings for pack {key!r} "
+                    "(allowed plain keys: disabled, priority)"
+                )
+        return value
+
+    @property
+    def disabled(self) -> frozenset[str]:
+        """Packs never imported."""
+        return frozenset(self.packs.get("disabled", []))
+
+    def pack_settings(self) -> dict[str, dict[str, Any]]:
+        """Settings tables by pack name (aliases included)."""
+        return {k: v for k, v in self.packs.items() if k not in _RESERVED_PACK_KEYS}
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A validated configuration and where it came from."""
+
+    config: Config
+    """The validated configuration."""
+    path: Path | None = None
+    """The file it was read from (None for a mapping)."""
+    implicit: bool = False
+    """Whether it was found in the working directory rather than passed explicitly."""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    """The raw mapping, before validation."""
+
+    @property
+    def base_dir(self) -> Path:
+        """The directory relative paths in the configuration are resolved against."""
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    @property
+    def source(self) -> str:
+        """A name for error messages: the file path or ``<mapping>``."""
+        return str(self.path) if self.path is not None else "<mapping>"
+
+
+def find_config(cwd: Path | None = None) -> tuple[Path, bool] | None:
+    """Find ``toolpacks.toml`` in ``cwd``, else a pyproject.toml with ``[tool.toolpacks]``.
+
+    Returns:
+        The path and whether it is a pyproject.toml, or None.
+    """
+    cwd = cwd or Path.cwd()
+    candidate = cwd / "toolpacks.toml"
+    if candidate.is_file():
+        return candidate, False
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        if isinstance(data.get("tool"), dict) and "toolpacks" in data["tool"]:
+            return pyproject, True
+    return None
+
+
+def _read_file(path: Path, pyproject: bool) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: configuration file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if pyproject:
+        section = data.get("tool", {}).get("toolpacks", {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"{path}: [tool.toolpacks] must be a table")
+        return section
+    return data
+
+
+def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> LoadedConfig:
+    """Load and validate a configuration.
+
+    Args:
+        config: A path (``toolpacks.toml`` or a pyproject.toml), a mapping, or None to look
+            in the working directory (an implicit configuration; empty when none is found).
+
+    Raises:
+        ConfigError: The file cannot be read or parsed, or a key is unknown or invalid.
+    """
+    path: Path | None = None
+    implicit = False
+    if config is None:
+        found = find_config()
+        if found is None:
+            return LoadedConfig(Config(), None, True, {})
+        path, is_pyproject = found
+        raw = _read_file(path, is_pyproject)
+        implicit = True
+    elif isinstance(config, Mapping):
+        raw = dict(config)
+    else:
+        path = Path(config).resolve()
+        raw = _read_file(path, path.name == "pyproject.toml")
+    source = str(path) if path else "<mapping>"
+    try:
+        validated = Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(source, exc)) from None
+    for name, agent in validated.agents.items():
+        if agent.on_conflict == "priority" and not agent.priority:
+            raise ConfigError(
+                f"{source}: agents.{name}: on_conflict = \"priority\" needs a `priority` list "
+                "of pack names, earliest wins"
+            )
+    return LoadedConfig(validated, path, implicit, raw)
+
+
+def _format_errors(source: str, exc: ValidationError) -> str:
+    lines = [f"{source}: invalid configuration"]
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key")
+        else:
+            lines.append(f"  {key}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def resolve_env(value: Any, where: str) -> Any:
+    """Replace ``{ env = "NAME", default = ... }`` tables in ``value`` with the variable.
+
+    Raises:
+        ConfigError: A variable is not set and has no default.
+    """
+    if isinstance(value, dict):
+        if set(value) <= {"env", "default"} and isinstance(value.get("env"), str):
+            name = value["env"]
+            if name in os.environ:
+                return os.environ[name]
+            if "default" in value:
+                return value["default"]
+            raise ConfigError(
+                f"{where}: environment variable {name!r} is not set (and no default is given)"
+            )
+        return {k: resolve_env(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_env(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a setting's name suggests a secret (key, token, secret, password...)."""
+    return bool(_SECRET_KEY.search(key))
+
+
+def redact(value: Any) -> Any:
+    """A copy of a configuration value with secret-looking entries replaced by ``"****"``."""
+    if isinstance(value, Mapping):
+        return {
+            k: ("****" if is_secret_key(str(k)) and not isinstance(v, Mapping) else redact(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def secret_values(value: Any) -> list[str]:
+    """The string values under secret-looking keys (to scrub them from messages)."""
+    out: list[str] = []
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if is_secret_key(str(k)) and isinstance(v, str) and v:
+                out.append(v)
+            else:
+                out.extend(secret_values(v))
+    elif isinstance(value, list):
+        for v in value:
+            out.extend(secret_values(v))
+    return out
