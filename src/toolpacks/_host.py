@@ -349,6 +349,9 @@ class Host:
         approval_spec = require_approval if require_approval is not None else cfg.require_approval
         loaded = [self.load(name) for name in pack_names]
         from toolpacks._compose import Candidate, assemble
+        from toolpacks._pinning import load_pins, lock_path
+
+        pins = load_pins(lock_path(self))
 
         candidates: list[Candidate] = []
         for pack in loaded:
@@ -361,6 +364,11 @@ class Host:
                     continue
                 if predicate is not None and not predicate(t):
                     continue
+                if pins is not None:
+                    problem = pins.problem(pack.info.name, t)
+                    if problem is not None:
+                        logger.warning("withheld: %s", problem.split(chr(10), 1)[0])
+                        continue
                 candidates.append(Candidate(qualified, pack.info.name, t))
         known = {q for pack in loaded for q in pack.tools}
         unknown = sorted(set(renames) - known)
