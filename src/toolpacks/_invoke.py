@@ -268,7 +268,7 @@ async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext 
             )
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-    state = {"abandoned": False}
+    state = {"abandoned": False, "finished": False}
     cv = contextvars.copy_context()
 
     def settle(ok: bool, payload: Any) -> None:
@@ -286,6 +286,7 @@ async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext 
         except BaseException as exc:
             ok, payload = False, exc
         with tool._abandoned_lock:
+            state["finished"] = True
             if state["abandoned"]:
                 tool._abandoned -= 1
                 return
@@ -299,7 +300,7 @@ async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext 
         return await future
     except BaseException:
         with tool._abandoned_lock:
-            if not future.done():
+            if not state["finished"]:
                 state["abandoned"] = True
                 tool._abandoned += 1
         if ctx is not None:

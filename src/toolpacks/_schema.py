@@ -9,6 +9,7 @@ adapter, with pydantic's titles removed and the signature's defaults and descrip
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import PydanticSerializationError, SchemaError, to_jsonable_python
 from typing_extensions import NotRequired, Required, TypedDict
 
 from toolpacks._context import ToolContext
@@ -103,11 +104,45 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
         target = type(fn).__call__
     try:
         return typing.get_type_hints(target, include_extras=True)
+    except NameError as exc:
+        # String annotations (``from __future__ import annotations``) naming types local to
+        # the function that defines the tool: resolve them in that function's frame.
+        localns = _defining_locals(target)
+        if localns:
+            try:
+                return typing.get_type_hints(target, localns=localns, include_extras=True)
+            except Exception:
+                pass
+        error: Exception = exc
     except Exception as exc:
-        raise ToolDefinitionError(
-            f"tool function {_fn_label(fn)!r}: cannot resolve its type hints ({exc}); "
-            "define the types it names at module level or import them"
-        ) from exc
+        error = exc
+    raise ToolDefinitionError(
+        f"tool function {_fn_label(fn)!r}: cannot resolve its type hints ({error}); "
+        "define the types it names at module level or import them"
+    ) from error
+
+
+def _defining_locals(target: Any) -> dict[str, Any]:
+    """The local names of the still-running frames enclosing ``target``'s definition."""
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    if code is None:
+        return {}
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None and depth < 64:
+        if code in frame.f_code.co_consts:
+            merged: dict[str, Any] = {}
+            outer = frame
+            while outer is not None:
+                for key, value in outer.f_locals.items():
+                    merged.setdefault(key, value)
+                outer = outer.f_back
+                if outer is not None and outer.f_code.co_name == "<module>":
+                    break
+            return merged
+        frame = frame.f_back  # type: ignore[assignment]
+        depth += 1
+    return {}
 
 
 def _jsonable_default(value: Any) -> tuple[bool, Any]:
@@ -285,6 +320,11 @@ def _make_typed_dict(label: str, fields: dict[str, Any]) -> Any:
 def _adapter(label: str, typed_dict: Any, fields: dict[str, Any]) -> TypeAdapter[Any]:
     try:
         return TypeAdapter(typed_dict)
+    except SchemaError as exc:
+        raise ToolDefinitionError(
+            f"tool function {label!r}: a parameter's constraints are invalid ({exc}); fix the "
+            "Field(...) constraints (an uncompilable `pattern`, a wrong bound)"
+        ) from exc
     except (PydanticSchemaGenerationError, TypeError, NameError) as exc:
         bad = _find_bad_param(fields)
         where = f"parameter {bad!r}" if bad else "a parameter"
