@@ -26,8 +26,8 @@ class Toolbox:
         ...     def greet(self, name: str) -> str:
         ...         '''Greet someone.'''
         ...         return f"{self.greeting}, {name}!"
-        >>> [t.name for t in Greeter("Hello").tools()]
-        ['greet']
+        >>> Greeter("Hello").tools()[0].name
+        'greet'
     """
 
     toolbox_tags: ClassVar[frozenset[str]] = frozenset()
