@@ -47,6 +47,7 @@ async def main() -> None:
     calls = [
         (researcher, "convert_time", {"time": "2025-03-01T09:30", "from_tz": "Europe/Paris", "to_tz": "Asia/Tokyo"}),
         (researcher, "list_dir", {"path": "examples"}),
+        (researcher, "shout", {"message": "file-based tools work"}),
         (researcher, "read_file", {"path": "../etc/passwd"}),
         (analyst, "sql", {"sql": "SELECT name, population FROM cities ORDER BY population DESC"}),
         (analyst, "sql", {"sql": "DELETE FROM cities"}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import inspect
 import itertools
 import logging
 import threading
@@ -23,7 +24,7 @@ from toolpacks._context import ToolContext
 from toolpacks._hooks import EMPTY_HOOKS, HookSet, call_hook
 from toolpacks._jsonargs import DEFAULT_LIMITS, ArgumentLimits, ArgumentsParseError, parse_arguments
 from toolpacks._result import ArgumentError, ToolResult, error_result
-from toolpacks._schema import ExtraArgs
+from toolpacks._schema import ExtraArgs, _is_context
 from toolpacks.exceptions import ToolError, WrongRunMethodError
 
 if TYPE_CHECKING:
@@ -74,9 +75,9 @@ class _Plan:
 
     def __init__(self, tool: Tool) -> None:
         sig = tool.signature
-        self.context_param = sig.context_param if sig else None
+        self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
         self.bool_sensitive = sig.bool_sensitive if sig else ()
-        self.params = frozenset(sig.params) if sig else frozenset()
+        self.params = frozenset(sig.params if sig else tool.input_schema.get("properties") or ())
         self.fixed = dict(tool.fixed_kwargs)
         self.secret_params = _secret_params(tool)
         if sig is not None:
@@ -85,6 +86,15 @@ class _Plan:
             from toolpacks._schema_validator import schema_validator
 
             self.validate = schema_validator(tool.input_schema, tool.extra_args)
+
+
+def _annotated_context(fn: Callable[..., Any]) -> str | None:
+    """A schema-only tool's parameter annotated ``ToolContext`` (typed tools: ``analyze``)."""
+    try:
+        parameters = inspect.signature(fn, eval_str=True).parameters.values()
+    except Exception:
+        return None
+    return next((p.name for p in parameters if _is_context(p.annotation)), None)
 
 
 def _secret_params(tool: Tool) -> frozenset[str]:
