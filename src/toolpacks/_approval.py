@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ApprovalHandler", "ApprovalRequest", "Approver"]
+__all__ = ["Answer", "ApprovalHandler", "ApprovalRequest", "Approver"]
+
+logger = logging.getLogger("toolpacks")
 
 Answer = bool | Literal["once", "always", "deny"]
 """An approval handler's answer: ``True``/``"once"`` runs this call, ``"always"`` runs it and
@@ -45,14 +48,22 @@ class Approver:
     """Qualified names approved for good."""
 
     async def ask(self, request: ApprovalRequest) -> bool:
-        """Whether the call may run."""
+        """Whether the call may run; a handler that raises denies it (and is logged)."""
         if request.qualified_name in self.always:
             return True
         if self.handler is None:
             return False
-        answer = self.handler(request)
-        if inspect.isawaitable(answer):
-            answer = await answer
+        try:
+            answer = self.handler(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception:
+            logger.exception(
+                "approval handler failed for %s (call %s); the call is denied",
+                request.qualified_name,
+                request.call_id,
+            )
+            return False
         if answer == "always":
             self.always.add(request.qualified_name)
             return True

@@ -20,7 +20,7 @@ EPILOG = """examples:
   toolpacks list                         installed packs (imports none of them)
   toolpacks list --tools                 packs and their tools (imports them)
   toolpacks --config toolpacks.toml toolset researcher
-  toolpacks call clock.convert_time --args '{"time": "2024-05-01T12:00", "from_tz": "UTC", "to_tz": "Asia/Tokyo"}'
+  toolpacks call clock.convert_time --args '{"time": "12:00", "to_tz": "Asia/Tokyo"}'
   toolpacks doctor                       broken packs, clashes, config errors, conflicts
   toolpacks serve --agent researcher     the agent's toolset as an MCP server over stdio
   toolpacks new my-pack                  scaffold a pack repository
@@ -41,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"toolpacks {__version__}")
     parser.add_argument("--config", help="configuration file (default: ./toolpacks.toml)")
     parser.add_argument("--debug", action="store_true", help="show stack traces on errors")
+    # The same options after the command name (`toolpacks list --config x.toml`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
@@ -50,36 +56,59 @@ def _parser() -> argparse.ArgumentParser:
             description=help_text,
             epilog=f"example:\n  {example}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[common],
         )
 
-    p = add("list", "List installed packs (and, with --tools, their tools).", "toolpacks list --json")
+    p = add(
+        "list", "List installed packs (and, with --tools, their tools).", "toolpacks list --json"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--tools", action="store_true", help="import packs to list their tools")
     p = add("show", "Show a pack or a tool (qualified name).", "toolpacks show clock.now --json")
     p.add_argument("name")
     p.add_argument("--json", action="store_true")
-    p = add("toolset", "Show the toolset an agent gets.", "toolpacks toolset researcher --format openai")
+    p = add(
+        "toolset", "Show the toolset an agent gets.", "toolpacks toolset researcher --format openai"
+    )
     p.add_argument("agent", nargs="?")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--format", help="print definitions in a provider format (openai, anthropic, ...)")
+    p.add_argument(
+        "--format", help="print definitions in a provider format (openai, anthropic, ...)"
+    )
     p = add("call", "Call a tool and print its result.", "toolpacks call clock.now --args '{}'")
     p.add_argument("name", help="exposed or qualified tool name")
     p.add_argument("--args", default="{}", help="arguments as a JSON object")
     p.add_argument("--agent", help="call through this agent's toolset")
     p.add_argument("--json", action="store_true")
-    p = add("doctor", "Check packs, configuration and agents; non-zero exit on problems.", "toolpacks doctor")
+    p = add(
+        "doctor",
+        "Check packs, configuration and agents; non-zero exit on problems.",
+        "toolpacks doctor",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--slow", type=float, default=1.0, help="warn when a pack imports slower (s)")
-    p = add("serve", "Serve an agent's toolset as an MCP server over stdio.", "toolpacks serve --agent researcher")
+    p = add(
+        "serve",
+        "Serve an agent's toolset as an MCP server over stdio.",
+        "toolpacks serve --agent researcher",
+    )
     p.add_argument("--agent")
     p.add_argument("--expose-errors", action="store_true", help="send exception text to clients")
-    p = add("new", "Scaffold a tool pack repository.", "toolpacks new weather --dir ./toolpacks-weather")
+    p = add(
+        "new", "Scaffold a tool pack repository.", "toolpacks new weather --dir ./toolpacks-weather"
+    )
     p.add_argument("name")
     p.add_argument("--dir", help="target directory (default: ./toolpacks-NAME)")
-    p = add("new-tool", "Scaffold a file-based tool (TOOL.md + handler.py).", "toolpacks new-tool greet --dir tools")
+    p = add(
+        "new-tool",
+        "Scaffold a file-based tool (TOOL.md + handler.py).",
+        "toolpacks new-tool greet --dir tools",
+    )
     p.add_argument("name")
     p.add_argument("--dir", default="tools")
-    p = add("trust", "Trust a configuration file found in the working directory.", "toolpacks trust")
+    p = add(
+        "trust", "Trust a configuration file found in the working directory.", "toolpacks trust"
+    )
     p.add_argument("path", nargs="?", default=None)
     p = add("lock", "Pin tool definitions to toolpacks.lock.", "toolpacks lock")
     p.add_argument("--output", default=None)
@@ -105,10 +134,15 @@ def cmd_list(args: argparse.Namespace) -> int:
                 host.load(info.name)
         packs = [p.to_dict() for p in host.packs]
         tools = {
-            q: sorted(t.tags) for p in host.packs if p.status == "loaded" for q, t in host.load(p.name).tools.items()
+            q: sorted(t.tags)
+            for p in host.packs
+            if p.status == "loaded"
+            for q, t in host.load(p.name).tools.items()
         }
         if args.json:
-            _print_json({"packs": packs, "tools": [{"name": q, "tags": tg} for q, tg in tools.items()]})
+            _print_json(
+                {"packs": packs, "tools": [{"name": q, "tags": tg} for q, tg in tools.items()]}
+            )
             return 0
         for p in packs:
             print(_pack_line(p))
@@ -162,7 +196,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise CliError(f"no pack or tool named {args.name!r}; try `toolpacks list --tools`")
     tools = host.load(pack).tools
     if args.name not in tools:
-        raise CliError(f"pack {pack!r} has no tool {args.name!r}; it has: {', '.join(tools) or 'none'}")
+        raise CliError(
+            f"pack {pack!r} has no tool {args.name!r}; it has: {', '.join(tools) or 'none'}"
+        )
     t = tools[args.name]
     data = {
         "name": args.name,
@@ -172,7 +208,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         "output_schema": t.output_schema,
         "require_approval": t.require_approval,
         "allowed_agents": sorted(t.allowed_agents) if t.allowed_agents is not None else None,
-        "hints": {k: getattr(t.hints, k) for k in ("read_only", "destructive", "idempotent", "open_world")},
+        "hints": {
+            k: getattr(t.hints, k) for k in ("read_only", "destructive", "idempotent", "open_world")
+        },
     }
     if args.json:
         _print_json(data)
@@ -191,8 +229,13 @@ def cmd_toolset(args: argparse.Namespace) -> int:
         _print_json(toolset.definitions(args.format))
         return 0
     rows = [
-        {"name": e.exposed, "qualified": e.qualified, "pack": e.pack, "tags": sorted(e.tool.tags),
-         "require_approval": e.require_approval}
+        {
+            "name": e.exposed,
+            "qualified": e.qualified,
+            "pack": e.pack,
+            "tags": sorted(e.tool.tags),
+            "require_approval": e.require_approval,
+        }
         for e in toolset.entries()
     ]
     if args.json:
@@ -210,8 +253,8 @@ def cmd_call(args: argparse.Namespace) -> int:
     import asyncio
 
     host = _host(args)
-    toolset = host.toolset(args.agent)
     try:
+        toolset = host.toolset(args.agent)
         result = asyncio.run(toolset.call(args.name, args.args))
     finally:
         host.close()
@@ -276,7 +319,10 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"{path}: no such file")
     digest = trust(path)
-    print(f"trusted {path.resolve()} (sha256 {digest[:12]}…); it may now start MCP servers and load local tools")
+    print(
+        f"trusted {path.resolve()} (sha256 {digest[:12]}…); "
+        "it may now start MCP servers and load local tools"
+    )
     return 0
 
 
@@ -317,7 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:
         if args.debug:
-            raise
+            import traceback
+
+            traceback.print_exc()
+            return 2
         from toolpacks.exceptions import ToolpacksError
 
         kind = "error" if isinstance(exc, ToolpacksError | CliError) else type(exc).__name__

@@ -43,6 +43,7 @@ def assemble(
         name = renames.get(c.qualified) or safe_name(c.tool.scoped_name)
         groups.setdefault(name, []).append(c)
     out: dict[str, Candidate] = {}
+    resolved: dict[str, Candidate]
     for name, group in groups.items():
         if len(group) == 1:
             resolved = {name: group[0]}
@@ -50,12 +51,28 @@ def assemble(
             entries = [ToolEntry(name, c.qualified, c.pack, c.tool) for c in group]
             chosen = policy(name, entries, context)
             by_qualified = {c.qualified: c for c in group}
-            resolved = {safe_name(n): by_qualified[e.qualified] for n, e in chosen.items()}
+            resolved = {}
+            for new_name, entry in chosen.items():
+                if entry.qualified not in by_qualified:
+                    raise ToolConflictError(
+                        f"conflict policy {getattr(policy, '__name__', policy)!r} returned "
+                        f"{entry.qualified!r} for the name {name!r}, which only "
+                        f"{', '.join(by_qualified)} claimed"
+                    )
+                exposed = safe_name(new_name)
+                if exposed in resolved:
+                    raise ToolConflictError(
+                        f"conflict policy {getattr(policy, '__name__', policy)!r} exposes both "
+                        f"{resolved[exposed].qualified!r} and {entry.qualified!r} as {exposed!r}"
+                    )
+                resolved[exposed] = by_qualified[entry.qualified]
         for exposed, c in resolved.items():
             if exposed in out:
                 raise ToolConflictError(
                     f"exposed name {exposed!r} would be used by both {out[exposed].qualified!r} "
-                    f"and {c.qualified!r}; rename one of them"
+                    f"and {c.qualified!r} (a conflict policy or rename produced a name that "
+                    f"is already taken); rename one of them, e.g. "
+                    f'rename = {{ "{c.qualified}" = "..." }}'
                 )
             out[exposed] = c
     return dict(sorted(out.items()))

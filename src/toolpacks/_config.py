@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,12 +28,21 @@ __all__ = [
     "McpServerConfig",
     "SettingsConfig",
     "find_config",
+    "is_secret_key",
+    "is_secret_value",
     "load_config",
     "redact",
+    "resolve_env",
+    "secret_values",
 ]
 
 ConflictPolicyName = Literal["error", "prefix", "first", "priority"]
 _SECRET_KEY = re.compile(r"(key|token|secret|passw(or)?d|credential|authorization)", re.IGNORECASE)
+_SECRET_VALUE = re.compile(
+    r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpr]-|AKIA|AIza|Bearer\s)"
+)
+_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^/:@\s]*:)[^/@\s]+(?P<tail>@)")
+REDACTED = "****"
 _RESERVED_PACK_KEYS = frozenset({"disabled", "priority"})
 
 
@@ -128,10 +138,17 @@ class Config(_Strict):
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise ValueError(f"packs.{key} must be a list of pack names")
         for key, table in value.items():
-            if key not in _RESERVED_PACK_KEYS and not isinstance(table, dict):
+            if key in _RESERVED_PACK_KEYS:
+                continue
+            if not isinstance(table, dict):
                 raise ValueError(
                     f"packs.{key} must be a table of settings for pack {key!r} "
                     "(allowed plain keys: disabled, priority)"
+                )
+            if "pack" in table and not isinstance(table["pack"], str):
+                raise ValueError(
+                    f"packs.{key}.pack must be the name of the pack {key!r} is another "
+                    "instance of (a string)"
                 )
         return value
 
@@ -139,6 +156,11 @@ class Config(_Strict):
     def disabled(self) -> frozenset[str]:
         """Packs never imported."""
         return frozenset(self.packs.get("disabled", []))
+
+    @property
+    def priority(self) -> tuple[str, ...]:
+        """Host-wide pack order for ``on_conflict = "priority"`` (an agent's own wins)."""
+        return tuple(self.packs.get("priority", []))
 
     def pack_settings(self) -> dict[str, dict[str, Any]]:
         """Settings tables by pack name (aliases included)."""
@@ -200,7 +222,8 @@ def _read_file(path: Path, pyproject: bool) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if pyproject:
-        section = data.get("tool", {}).get("toolpacks", {})
+        tool = data.get("tool", {})
+        section = tool.get("toolpacks", {}) if isinstance(tool, dict) else {}
         if not isinstance(section, dict):
             raise ConfigError(f"{path}: [tool.toolpacks] must be a table")
         return section
@@ -237,44 +260,106 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> Lo
     except ValidationError as exc:
         raise ConfigError(_format_errors(source, exc)) from None
     for name, agent in validated.agents.items():
-        if agent.on_conflict == "priority" and not agent.priority:
+        if agent.on_conflict == "priority" and not (agent.priority or validated.priority):
             raise ConfigError(
-                f"{source}: agents.{name}: on_conflict = \"priority\" needs a `priority` list "
-                "of pack names, earliest wins"
+                f'{source}: agents.{name}: on_conflict = "priority" needs a `priority` list '
+                "of pack names, earliest wins (in the agent, or [packs] priority for every agent)"
             )
     return LoadedConfig(validated, path, implicit, raw)
 
 
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _locate(loc: tuple[int | str, ...]) -> tuple[str, list[str] | None, bool]:
+    """Render an error location as a key (``agents.r.packs[0]``).
+
+    Returns:
+        The key, the keys allowed in the table holding its last part (None when the table
+        is free-form), and whether the location ended inside a union (pydantic adds the
+        member's type name, which is dropped from the key).
+    """
+    key = ""
+    current: Any = Config
+    allowed: list[str] | None = None
+    in_union = False
+    for part in loc:
+        if _is_model(current):
+            fields = current.model_fields
+            allowed = sorted(fields)
+            key = f"{key}.{part}" if key else str(part)
+            current = fields[part].annotation if part in fields else None
+            continue
+        origin = get_origin(current)
+        if origin in (Union, types.UnionType):
+            in_union = True
+            members = {
+                getattr(m, "__name__", None) if get_origin(m) is None else None: m
+                for m in get_args(current)
+            }
+            current = members.get(str(part))
+            continue
+        allowed = None
+        if isinstance(part, int):
+            key = f"{key}[{part}]"
+            current = get_args(current)[0] if origin is list else None
+        else:
+            key = f"{key}.{part}" if key else str(part)
+            current = get_args(current)[1] if origin is dict else None
+    return key or "(top level)", allowed, in_union
+
+
+def _shown(value: Any) -> str:
+    text = repr(redact(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _format_errors(source: str, exc: ValidationError) -> str:
     lines = [f"{source}: invalid configuration"]
+    unions: dict[str, list[str]] = {}
+    union_inputs: dict[str, Any] = {}
     for err in exc.errors(include_url=False):
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        key, allowed, in_union = _locate(tuple(err["loc"]))
         if err["type"] == "extra_forbidden":
-            lines.append(f"  {key}: unknown key")
+            hint = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
+            lines.append(f"  {key}: unknown key{hint}")
+        elif in_union:
+            unions.setdefault(key, []).append(str(err["loc"][-1]))
+            union_inputs[key] = err.get("input")
         else:
-            lines.append(f"  {key}: {err['msg']}")
+            lines.append(f"  {key}: {err['msg'].removeprefix('Value error, ')}")
+    for key, kinds in unions.items():
+        expected = " or ".join(dict.fromkeys(kinds))
+        lines.append(f"  {key}: expected {expected}, got {_shown(union_inputs[key])}")
     return "\n".join(lines)
 
 
-def resolve_env(value: Any, where: str) -> Any:
+def resolve_env(value: Any, where: str, environ: Mapping[str, str] | None = None) -> Any:
     """Replace ``{ env = "NAME", default = ... }`` tables in ``value`` with the variable.
+
+    Args:
+        value: A configuration value (tables and lists are searched).
+        where: The key of ``value``, for messages (``config.toml: packs.sqlite``).
+        environ: The environment to read (``os.environ`` by default).
 
     Raises:
         ConfigError: A variable is not set and has no default.
     """
+    env = os.environ if environ is None else environ
     if isinstance(value, dict):
         if set(value) <= {"env", "default"} and isinstance(value.get("env"), str):
             name = value["env"]
-            if name in os.environ:
-                return os.environ[name]
+            if name in env:
+                return env[name]
             if "default" in value:
                 return value["default"]
             raise ConfigError(
                 f"{where}: environment variable {name!r} is not set (and no default is given)"
             )
-        return {k: resolve_env(v, f"{where}.{k}") for k, v in value.items()}
+        return {k: resolve_env(v, f"{where}.{k}", env) for k, v in value.items()}
     if isinstance(value, list):
-        return [resolve_env(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [resolve_env(v, f"{where}[{i}]", env) for i, v in enumerate(value)]
     return value
 
 
@@ -283,28 +368,66 @@ def is_secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.search(key))
 
 
+def is_secret_value(value: str) -> bool:
+    """Whether a string looks like a credential (a known token prefix, ``Bearer ...``)."""
+    return bool(_SECRET_VALUE.match(value))
+
+
+def _is_env_reference(value: Any) -> bool:
+    return isinstance(value, Mapping) and set(value) <= {"env", "default"} and "env" in value
+
+
 def redact(value: Any) -> Any:
-    """A copy of a configuration value with secret-looking entries replaced by ``"****"``."""
+    """A copy of a configuration value with secret-looking entries replaced by ``"****"``.
+
+    Values under secret-looking keys, strings that look like tokens, and passwords in URLs
+    (``postgres://user:****@host``) are hidden; ``{ env = "NAME" }`` references are kept,
+    since they name a variable rather than hold its value.
+    """
     if isinstance(value, Mapping):
-        return {
-            k: ("****" if is_secret_key(str(k)) and not isinstance(v, Mapping) else redact(v))
-            for k, v in value.items()
-        }
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if _is_env_reference(v):
+                out[k] = {
+                    ek: (REDACTED if ek == "default" and is_secret_key(str(k)) else ev)
+                    for ek, ev in v.items()
+                }
+            elif is_secret_key(str(k)) and not isinstance(v, Mapping | list):
+                out[k] = REDACTED
+            elif is_secret_key(str(k)) and isinstance(v, list):
+                out[k] = [REDACTED for _ in v]
+            else:
+                out[k] = redact(v)
+        return out
     if isinstance(value, list):
         return [redact(v) for v in value]
+    if isinstance(value, str):
+        if is_secret_value(value):
+            return REDACTED
+        return _URL_PASSWORD.sub(rf"\g<head>{REDACTED}\g<tail>", value)
     return value
 
 
 def secret_values(value: Any) -> list[str]:
-    """The string values under secret-looking keys (to scrub them from messages)."""
+    """The secret-looking strings in a resolved configuration value (to scrub from messages).
+
+    Strings under secret-looking keys, token-like strings, and passwords in URLs.
+    """
     out: list[str] = []
     if isinstance(value, Mapping):
         for k, v in value.items():
             if is_secret_key(str(k)) and isinstance(v, str) and v:
                 out.append(v)
+            elif is_secret_key(str(k)) and isinstance(v, list):
+                out.extend(x for x in v if isinstance(x, str) and x)
             else:
                 out.extend(secret_values(v))
     elif isinstance(value, list):
         for v in value:
             out.extend(secret_values(v))
+    elif isinstance(value, str):
+        if is_secret_value(value):
+            out.append(value)
+        for match in _URL_PASSWORD.finditer(value):
+            out.append(match.group(0)[len(match.group("head")) : -1])
     return out

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from toolpacks._names import safe_name
 from toolpacks.exceptions import ConfigError, ToolConflictError
 
 if TYPE_CHECKING:
@@ -50,16 +51,18 @@ def error_on_conflict(
     name: str, entries: Sequence[ToolEntry], context: ConflictContext
 ) -> Mapping[str, ToolEntry]:
     """Refuse the toolset, naming both packs and how to resolve the clash (the default)."""
-    sources = " and ".join(
-        f"{e.qualified!r} from {context.describe_pack(e.pack)}" for e in entries
+    sources = " and ".join(f"{e.qualified!r} from {context.describe_pack(e.pack)}" for e in entries)
+    where = (
+        f"[agents.{context.agent}]"
+        if context.agent
+        else "the agent's table (or pass the same keyword to Host.toolset())"
     )
-    agent = f"agents.{context.agent}" if context.agent else "the toolset"
     first = entries[0]
     raise ToolConflictError(
-        f"tool name {name!r} is offered by {sources}. Resolve it in {agent}: "
+        f"tool name {name!r} is offered by {sources}. Resolve it in {where}: "
         f'on_conflict = "prefix" (qualify clashing names), "first", or "priority" '
         f"with priority = [...]; or rename one, e.g. "
-        f'rename = {{ "{first.qualified}" = "{first.pack}_{name}" }}; '
+        f'rename = {{ "{first.qualified}" = "{safe_name(f"{first.pack}_{name}")}" }}; '
         f'or exclude = ["{first.qualified}"]'
     )
 
@@ -67,8 +70,22 @@ def error_on_conflict(
 def prefix_on_conflict(
     name: str, entries: Sequence[ToolEntry], context: ConflictContext
 ) -> Mapping[str, ToolEntry]:
-    """Keep every clashing tool, exposed as ``<pack>_<name>``."""
-    return {f"{e.pack}_{name}": e for e in entries}
+    """Keep every clashing tool, exposed as ``<pack>_<name>``.
+
+    Two clashing tools of one pack (a rename onto a sibling's name) cannot be told apart
+    by their pack, so that is an error.
+    """
+    out: dict[str, ToolEntry] = {}
+    for e in entries:
+        exposed = f"{e.pack}_{name}"
+        if exposed in out:
+            raise ToolConflictError(
+                f"tool name {name!r} is claimed twice within pack {e.pack!r} "
+                f"({out[exposed].qualified!r} and {e.qualified!r}); prefixing cannot separate "
+                "them; rename one"
+            )
+        out[exposed] = e
+    return out
 
 
 def first_on_conflict(

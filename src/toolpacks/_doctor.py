@@ -68,9 +68,11 @@ def diagnose(config: str | None, slow: float = 1.0) -> Report:
     except ToolpacksError as exc:
         report.add("error", "config", str(exc))
         return report
+    for problem in host.discovery_problems:
+        report.add("warning", "discovery", problem)
     configured: set[str] = set(host.config.config.pack_settings())
-    for agent in host.config.config.agents.values():
-        configured.update(n for n in agent.packs if n != "*")
+    for agent_config in host.config.config.agents.values():
+        configured.update(n for n in agent_config.packs if n != "*")
     for info in host.packs:
         if info.status == "available":
             loaded = host.load(info.name)
@@ -91,10 +93,19 @@ def diagnose(config: str | None, slow: float = 1.0) -> Report:
         elif info.status == "disabled":
             report.add("warning", f"pack {info.name}", f"disabled: {info.error}")
     installed = {p.name: p for p in host.packs}
+    for name in sorted(set(host.config.config.pack_settings()) - set(installed)):
+        report.add(
+            "warning",
+            f"pack {name}",
+            f"{host.config.source}: [packs.{name}] configures a pack that is not installed "
+            f"(installed: {', '.join(installed) or 'none'})",
+        )
     for wanted in sorted(configured):
         candidates = {_normalize(wanted), _normalize(f"toolpacks-{wanted}")}
         for info in installed.values():
-            if not info.distribution or info.name == wanted:
+            # A look-alike distribution may well declare the very pack name it imitates,
+            # so the pack name is no reason to skip it; the distribution name is checked.
+            if not info.distribution or info.source != "entry_point":
                 continue
             dist = _normalize(info.distribution)
             if dist in candidates:
@@ -106,7 +117,7 @@ def diagnose(config: str | None, slow: float = 1.0) -> Report:
                     f"distribution {info.distribution!r} is one letter away from the configured "
                     f"pack {wanted!r}; check it is the package you meant to install (typosquat?)",
                 )
-    agents = host.config.config.agents or {None: None}
+    agents: list[str | None] = [*host.config.config.agents] or [None]
     for agent in agents:
         try:
             host.toolset(agent)
@@ -130,8 +141,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         data: dict[str, Any] = {
             "ok": report.ok,
             "findings": [
-                {"level": f.level, "topic": f.topic, "message": f.message}
-                for f in report.findings
+                {"level": f.level, "topic": f.topic, "message": f.message} for f in report.findings
             ],
             "import_seconds": report.import_seconds,
         }
@@ -141,6 +151,9 @@ def run_doctor(args: argparse.Namespace) -> int:
         print(f"  {name:<20} imported in {seconds * 1000:.1f} ms")
     for f in report.findings:
         print(f"{f.level}: {f.topic}: {f.message}")
-    print("ok: no problems found" if report.ok and not report.findings else (
-        "ok (with warnings)" if report.ok else "problems found"))
+    print(
+        "ok: no problems found"
+        if report.ok and not report.findings
+        else ("ok (with warnings)" if report.ok else "problems found")
+    )
     return 0 if report.ok else 1

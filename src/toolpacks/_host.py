@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
 from toolpacks._approval import ApprovalHandler
@@ -18,19 +21,34 @@ from toolpacks._config import (
     resolve_env,
     secret_values,
 )
-from toolpacks._conflicts import ConflictContext, ConflictPolicy, get_policy
+from toolpacks._conflicts import (
+    ConflictContext,
+    ConflictPolicy,
+    get_policy,
+    priority_on_conflict,
+)
 from toolpacks._hooks import GlobalHook, HookSet
 from toolpacks._invoke import CallOptions
 from toolpacks._jsonargs import ArgumentLimits
-from toolpacks._names import is_safe, safe_name
-from toolpacks._packs import LoadedPack, PackInfo, PackSource, load_pack, new_plugin_manager
+from toolpacks._names import is_safe
+from toolpacks._packs import (
+    ImplCaller,
+    LoadedPack,
+    PackInfo,
+    PackSource,
+    load_pack,
+    new_plugin_manager,
+)
 from toolpacks._tool import Tool
-from toolpacks._toolset import Toolset, ToolEntry
+from toolpacks._toolset import ToolEntry, Toolset
 from toolpacks.exceptions import ConfigError, UntrustedConfigError
 
 __all__ = ["Host", "PackInfo"]
 
 logger = logging.getLogger("toolpacks")
+
+_PACK_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+_CONFIGURED = ("alias", "mcp", "files")
 
 
 @dataclass(slots=True)
@@ -73,13 +91,16 @@ class Host:
         self.approval = approval
         """The approval handler given to every toolset this host builds."""
         self._discover = discover
-        self._path = list(path) if path is not None else None
+        self._path = ([path] if isinstance(path, str) else list(path)) if path is not None else None
         self._environ = environ if environ is not None else os.environ
         self._pm = new_plugin_manager()
         self._in_process: dict[str, PackSource] = {}
         self._host_hooks: list[GlobalHook] = []
         self._host_authorizers: list[Callable[..., Any]] = []
-        self._state = _State(self._scan())
+        self.discovery_problems: tuple[str, ...] = ()
+        """Malformed entry-point metadata that discovery skipped (one message each)."""
+        self._discovered = self._scan()
+        self._state = _State(self._compose())
 
     # -- discovery ----------------------------------------------------------------------------
 
@@ -93,61 +114,99 @@ class Host:
         return is_trusted(self.config.path)
 
     def _scan(self) -> dict[str, PackSource]:
+        """Installed packs (entry points), with disabled and clashing ones marked."""
         cfg = self.config.config
         settings = cfg.pack_settings()
         sources: dict[str, PackSource] = {}
-        if self._discover:
-            from toolpacks._discovery import discover, select
+        if not self._discover:
+            return sources
+        from toolpacks._discovery import discover, select
 
-            found = discover(self._path)
-            for entry in found.entries:
-                info = PackInfo(
-                    entry.name, entry.dist_name, entry.dist_version, entry.value, "available"
-                )
-                sources[entry.name] = PackSource(info, settings=settings.get(entry.name, {}))
-            for name, clashing in found.clashes.items():
-                dists = ", ".join(f"{e.dist_name} {e.dist_version}" for e in clashing)
-                error = (
-                    f"pack name {name!r} is declared by several distributions ({dists}); "
-                    "uninstall one of them"
-                )
-                first = clashing[0]
-                sources[name] = PackSource(
-                    PackInfo(name, first.dist_name, first.dist_version, first.value, "clash", error)
-                )
-            verdicts = select(list(sources), cfg.disabled, self._environ)
-            for name, reason in verdicts.items():
-                if reason is not None and sources[name].info.status == "available":
-                    sources[name] = replace(
-                        sources[name], info=replace(sources[name].info, status="disabled", error=reason)
-                    )
-        for name, source in self._in_process.items():
-            sources[name] = source
-        for name, table in settings.items():
-            base = table.get("pack")
-            if not isinstance(base, str):
-                continue
+        found = discover(self._path)
+        self.discovery_problems = tuple(found.problems)
+        for entry in found.entries:
+            info = PackInfo(
+                entry.name, entry.dist_name, entry.dist_version, entry.value, "available"
+            )
+            sources[entry.name] = PackSource(info, settings=settings.get(entry.name, {}))
+        for name, clashing in found.clashes.items():
+            dists = ", ".join(f"{e.dist_name} {e.dist_version}" for e in clashing)
+            error = (
+                f"pack name {name!r} is declared by several distributions ({dists}); "
+                "neither is loaded until all but one are uninstalled"
+            )
+            first = clashing[0]
+            sources[name] = PackSource(
+                PackInfo(name, first.dist_name, first.dist_version, first.value, "clash", error)
+            )
+        verdicts = select(sorted(sources), cfg.disabled, self._environ)
+        for name, reason in verdicts.items():
+            source = sources.get(name)
+            if reason is not None and source is not None and source.info.status == "available":
+                info = replace(source.info, status="disabled", error=reason)
+                sources[name] = replace(source, info=info)
+        return sources
+
+    def _compose(self) -> dict[str, PackSource]:
+        """Every pack: installed, in-process, aliases, MCP servers and file tools, sorted.
+
+        Raises:
+            ConfigError: A configured name (alias, MCP server, file tools) is already taken.
+        """
+        cfg = self.config.config
+        where = self.config.source
+        sources = dict(self._discovered)
+        sources.update(self._in_process)
+
+        def claim(name: str, key: str) -> None:
             if name in sources:
                 raise ConfigError(
-                    f"{self.config.source}: packs.{name}: alias name {name!r} is already a pack"
+                    f"{where}: {key}: the name {name!r} is already used by "
+                    f"{sources[name].info.describe()}; choose another name"
                 )
-            origin = sources.get(base)
-            if origin is None:
-                raise ConfigError(
-                    f"{self.config.source}: packs.{name}.pack = {base!r}, but no pack named "
-                    f"{base!r} is installed; installed: {', '.join(sorted(sources)) or 'none'}"
-                )
-            pack_settings = {k: v for k, v in table.items() if k != "pack"}
-            info = replace(origin.info, name=name, source="alias", alias_of=base)
-            sources[name] = PackSource(info, origin.obj, pack_settings, base)
-        for name, server in self.config.config.mcp_servers.items():
+
+        for name, server in cfg.mcp_servers.items():
+            claim(name, f"mcp_servers.{name}")
             info = PackInfo(name, None, None, server.command, "available", source="mcp")
             sources[name] = PackSource(info, extra=server)
-        files = self.config.config.files
-        if files.dirs:
-            dirs = [self.config.base_dir / d for d in files.dirs]
-            info = PackInfo(files.pack, None, None, None, "available", source="files")
-            sources[files.pack] = PackSource(info, extra=dirs)
+        if cfg.files.dirs:
+            claim(cfg.files.pack, "files.pack")
+            dirs = [self.config.base_dir / d for d in cfg.files.dirs]
+            info = PackInfo(cfg.files.pack, None, None, None, "available", source="files")
+            sources[cfg.files.pack] = PackSource(info, extra=dirs)
+        aliases = {name: table for name, table in cfg.pack_settings().items() if "pack" in table}
+        for name in aliases:
+            claim(name, f"packs.{name}")
+        for name, table in aliases.items():
+            base = table["pack"]
+            origin = sources.get(base)
+            settings = {k: v for k, v in table.items() if k != "pack"}
+            if origin is None or origin.info.source not in ("entry_point", "in_process"):
+                what = "is not a pack" if origin is None else f"is {origin.info.describe()}"
+                error = (
+                    f"{where}: packs.{name}.pack = {base!r}, but {base!r} {what}; an alias "
+                    f"instantiates an installed or added pack again. Known packs: "
+                    f"{', '.join(sorted(n for n in sources if n not in aliases)) or 'none'}"
+                )
+                info = PackInfo(
+                    name, None, None, None, "failed", error, source="alias", alias_of=base
+                )
+                sources[name] = PackSource(info, settings=settings, base=base)
+                continue
+            info = replace(origin.info, name=name, source="alias", alias_of=base)
+            sources[name] = PackSource(info, origin.obj, settings, origin.base or base)
+        configured = [n for n, src in sources.items() if src.info.source in _CONFIGURED]
+        if configured:
+            # `[packs] disabled` and TOOLPACKS_DISABLE/TOOLPACKS_PACKS cover every pack the
+            # configuration defines too (an MCP server is a pack); in-process packs are the
+            # application's own choice.
+            from toolpacks._discovery import select
+
+            for name, reason in select(configured, cfg.disabled, self._environ).items():
+                source = sources[name]
+                if reason is not None and source.info.status == "available":
+                    info = replace(source.info, status="disabled", error=reason)
+                    sources[name] = replace(source, info=info)
         return dict(sorted(sources.items()))
 
     @property
@@ -164,31 +223,67 @@ class Host:
         for info in self.packs:
             if info.name == name:
                 return info
-        raise LookupError(f"no pack named {name!r}; known: {', '.join(self._state.sources) or 'none'}")
+        known = ", ".join(self._state.sources) or "none"
+        raise LookupError(f"no pack named {name!r}; known: {known}")
 
     def add_pack(
         self, obj: Any, name: str | None = None, *, config: Mapping[str, Any] | None = None
     ) -> PackInfo:
         """Add an in-process pack: an object or module with ``@hookimpl`` functions.
 
+        An installed pack of the same name is replaced (with a warning); aliases of
+        ``name`` in the configuration (``[packs.X] pack = "name"``) now instantiate it.
+
         Args:
             obj: The pack object or module.
             name: The pack name (default: the module's or class's name).
             config: Its settings (as ``[packs.NAME]`` would give).
+
+        Raises:
+            ValueError: ``name`` is not a valid pack name, or the configuration uses it for
+                an alias, an MCP server or file tools.
         """
-        pack_name = name or getattr(obj, "__name__", None) or type(obj).__name__
-        pack_name = pack_name.rsplit(".", 1)[-1]
-        module = getattr(obj, "__module__", None) if not hasattr(obj, "__file__") else obj.__name__
-        info = PackInfo(pack_name, None, None, module, "available", source="in_process")
-        settings = dict(config) if config is not None else self.config.config.pack_settings().get(
-            pack_name, {}
+        if name is None:
+            derived = getattr(obj, "__name__", None) or type(obj).__name__
+            name = str(derived).rsplit(".", 1)[-1]
+        if not _PACK_NAME.match(name):
+            raise ValueError(
+                f"pack name {name!r} is invalid; use letters, digits, '_' and '-' (no dots: "
+                "qualified tool names are '<pack>.<tool>')"
+            )
+        previous = self._state.sources.get(name)
+        if previous is not None and previous.info.source not in ("entry_point", "in_process"):
+            raise ValueError(
+                f"pack name {name!r} is already used by {previous.info.describe()} in "
+                f"{self.config.source}; add the pack under another name"
+            )
+        if previous is not None and previous.info.source == "entry_point":
+            logger.warning("in-process pack %r replaces %s", name, previous.info.describe())
+        module = obj.__name__ if isinstance(obj, ModuleType) else type(obj).__module__
+        info = PackInfo(name, None, None, module, "available", source="in_process")
+        settings = (
+            dict(config) if config is not None else self.config.config.pack_settings().get(name, {})
         )
         source = PackSource(info, obj, settings)
-        self._in_process[pack_name] = source
-        with self._state.lock:
-            self._state.sources[pack_name] = source
-            self._state.sources = dict(sorted(self._state.sources.items()))
-            self._state.loaded.pop(pack_name, None)
+        state = self._state
+        with state.lock:
+            replaced = self._in_process.get(name)
+            self._in_process[name] = source
+            try:
+                sources = self._compose()
+            except ConfigError:
+                if replaced is None:
+                    del self._in_process[name]
+                else:
+                    self._in_process[name] = replaced
+                raise
+            old, state.sources = state.sources, sources
+            for key, new in sources.items():
+                if old.get(key) != new:
+                    state.loaded.pop(key, None)
+            stale = state.plugins.pop(name, None)
+            if stale is not None and stale is not obj and self._pm.is_registered(stale):
+                self._pm.unregister(stale)
         return info
 
     def reload(self) -> None:
@@ -199,7 +294,8 @@ class Host:
         """
         old = self._state
         self._pm = new_plugin_manager()
-        self._state = _State(self._scan())
+        self._discovered = self._scan()
+        self._state = _State(self._compose())
         for pack in old.loaded.values():
             if pack.closer is not None:
                 try:
@@ -230,13 +326,21 @@ class Host:
 
     def _load_source(self, source: PackSource, state: _State) -> LoadedPack:
         info = source.info
-        if info.status in ("disabled", "clash"):
+        if info.status in ("disabled", "clash", "failed"):
             return LoadedPack(info)
         where = f"{self.config.source}: packs.{info.name}"
         try:
-            settings = resolve_env(dict(source.settings), where)
+            settings = resolve_env(dict(source.settings), where, self._environ)
         except ConfigError as exc:
             return LoadedPack(replace(info, status="failed", error=str(exc)))
+        loaded = self._load_resolved(source, settings, state)
+        loaded.secrets = tuple(secret_values(settings))
+        return loaded
+
+    def _load_resolved(
+        self, source: PackSource, settings: dict[str, Any], state: _State
+    ) -> LoadedPack:
+        info = source.info
         if info.source in ("mcp", "files") and not self.trusted:
             error = (
                 f"{self.config.source} was found in the working directory and is not trusted, "
@@ -260,8 +364,16 @@ class Host:
             found, issues = load_tools_dir(directory)
             problems.extend(issues)
             for t in found:
-                tools[f"{info.name}.{t.name}"] = t.replace(pack=info.name)
-        return LoadedPack(replace(info, status="loaded", tools=tuple(tools)), tools, problems=problems)
+                qualified = f"{info.name}.{t.name}"
+                if qualified in tools:
+                    problems.append(
+                        f"{directory}: tool {t.name!r} is also defined in an earlier tools "
+                        "directory; the first one is kept"
+                    )
+                    continue
+                tools[qualified] = t.replace(pack=info.name)
+        info = replace(info, status="loaded", tools=tuple(tools))
+        return LoadedPack(info, tools, problems=problems)
 
     def tools(self, packs: Iterable[str] | None = None) -> dict[str, Tool]:
         """Qualified name to tool for ``packs`` (default: every enabled pack), loading them."""
@@ -283,15 +395,18 @@ class Host:
         ``authorize`` (returns allow / deny / ask / None). With ``tags``, it fires only for
         tools sharing at least one of them.
         """
-        valid = ("before_invoke", "after_invoke", "on_error", "on_yield", "authorize")
-        if event not in valid:
-            raise ValueError(f"unknown hook event {event!r}; use one of: {', '.join(valid)}")
+        if event not in _HOOK_ARGS:
+            raise ValueError(f"unknown hook event {event!r}; use one of: {', '.join(_HOOK_ARGS)}")
+        tag_set = frozenset((tags,) if isinstance(tags, str) else tags)
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            caller = _host_hook_caller(event, fn)
             if event == "authorize":
-                self._host_authorizers.append(fn)
+                self._host_authorizers.append(
+                    caller if not tag_set else _TaggedAuthorizer(caller, tag_set)
+                )
             else:
-                self._host_hooks.append(GlobalHook(event, fn, frozenset(tags)))
+                self._host_hooks.append(GlobalHook(event, caller, tag_set))
             return fn
 
         return register
@@ -332,22 +447,61 @@ class Host:
     ) -> Toolset:
         """Build the toolset ``agent``'s configuration describes; keywords override it.
 
+        A pack that failed to load is left out (with a warning; ``toolpacks doctor`` shows
+        why); every other pack keeps working.
+
         Raises:
-            ConfigError: Unknown agent, unknown pack, bad rename or policy.
+            ConfigError: Unknown agent, unknown pack, bad rename, approval list or policy.
             ToolConflictError: Two packs offer one exposed name under ``on_conflict="error"``.
         """
         state = self._state
         cfg = self.agent_config(agent)
+        scope = (
+            f"{self.config.source}: agents.{agent}"
+            if agent is not None and agent in self.config.config.agents
+            else "Host.toolset()"
+        )
         wanted = list(packs) if packs is not None else list(cfg.packs)
-        pack_names = self._resolve_packs(wanted, state)
-        policy_spec: str | ConflictPolicy = on_conflict if on_conflict is not None else cfg.on_conflict
-        policy = get_policy(policy_spec)
-        include = frozenset(include_tags if include_tags is not None else cfg.include_tags)
-        excluded_tags = frozenset(exclude_tags if exclude_tags is not None else cfg.exclude_tags)
-        excluded = frozenset(exclude if exclude is not None else cfg.exclude)
+        pack_names = self._resolve_packs(wanted, state, scope)
+        policy = get_policy(on_conflict if on_conflict is not None else cfg.on_conflict)
+        order = tuple(
+            priority if priority is not None else (cfg.priority or self.config.config.priority)
+        )
+        if policy is priority_on_conflict and not order:
+            raise ConfigError(
+                f'{scope}: on_conflict = "priority" needs a priority list of pack names '
+                "(earliest wins): priority = [...] for the agent or in [packs]"
+            )
+        include = _name_set(include_tags if include_tags is not None else cfg.include_tags)
+        excluded_tags = _name_set(exclude_tags if exclude_tags is not None else cfg.exclude_tags)
+        excluded = _name_set(exclude if exclude is not None else cfg.exclude)
         renames = dict(rename if rename is not None else cfg.rename)
         approval_spec = require_approval if require_approval is not None else cfg.require_approval
+        needs_approval_names = (
+            frozenset() if isinstance(approval_spec, bool) else _name_set(approval_spec)
+        )
         loaded = [self.load(name) for name in pack_names]
+        for pack in loaded:
+            if pack.info.status == "failed":
+                logger.warning(
+                    "%s is left out of the toolset: %s", pack.info.describe(), pack.info.error
+                )
+        self._check_tool_names(renames, "rename", loaded, scope)
+        self._check_tool_names(needs_approval_names, "require_approval", loaded, scope)
+        self._check_tool_names(excluded, "exclude", loaded, scope)
+        targets: dict[str, str] = {}
+        for qualified, new in sorted(renames.items()):
+            if not isinstance(new, str) or not is_safe(new):
+                raise ConfigError(
+                    f"{scope}: rename {qualified!r} = {new!r}: not a valid tool name "
+                    "(use 1-64 letters, digits, '_' or '-')"
+                )
+            if new in targets:
+                raise ConfigError(
+                    f"{scope}: rename gives {targets[new]!r} and {qualified!r} the same name "
+                    f"{new!r}; choose two names"
+                )
+            targets[new] = qualified
         from toolpacks._compose import Candidate, assemble
         from toolpacks._pinning import load_pins, lock_path
 
@@ -367,26 +521,13 @@ class Host:
                 if pins is not None:
                     problem = pins.problem(pack.info.name, t)
                     if problem is not None:
-                        logger.warning("withheld: %s", problem.split(chr(10), 1)[0])
+                        logger.warning("withheld: %s", problem.split("\n", 1)[0])
                         continue
                 candidates.append(Candidate(qualified, pack.info.name, t))
-        known = {q for pack in loaded for q in pack.tools}
-        unknown = sorted(set(renames) - known)
-        if unknown:
-            raise ConfigError(
-                f"{self.config.source}: agents.{agent}.rename names unknown tool(s) "
-                f"{', '.join(unknown)}; qualified names look like 'pack.tool'"
-            )
-        for new in renames.values():
-            if not is_safe(new):
-                raise ConfigError(
-                    f"{self.config.source}: rename target {new!r} is not a valid tool name "
-                    "(use 1-64 letters, digits, '_' or '-')"
-                )
         infos = {p.info.name: p.info for p in loaded}
         context = ConflictContext(
             agent=agent,
-            priority=tuple(priority if priority is not None else cfg.priority),
+            priority=order,
             describe_pack=lambda n: infos[n].describe() if n in infos else repr(n),
         )
         assembled = assemble(candidates, renames, policy, context)
@@ -396,14 +537,17 @@ class Host:
         for pack in loaded:
             hooks.extend(pack.hooks)
             authorizers.extend(pack.authorizers)
-            secrets.extend(secret_values(state.sources[pack.info.name].settings))
+            secrets.extend(pack.secrets)
+        # An alias shares its base pack's code, and so its hooks: fire each once.
+        hooks = list(dict.fromkeys(hooks))
+        authorizers = list(dict.fromkeys(authorizers))
         settings = self.config.config.settings
         base = CallOptions(
             expose_errors=settings.expose_errors,
             limits=ArgumentLimits(settings.max_argument_bytes, settings.max_argument_depth),
             extra_args=settings.extra_args,
             max_content_chars=settings.max_content_chars,
-            redact=tuple(secrets),
+            redact=tuple(dict.fromkeys(secrets)),
         )
         entries: list[ToolEntry] = []
         hook_sets: dict[frozenset[str], HookSet] = {}
@@ -412,8 +556,10 @@ class Host:
             hook_set = hook_sets.get(t.tags)
             if hook_set is None:
                 hook_set = hook_sets[t.tags] = HookSet.for_tags(hooks, t.tags)
-            needs_approval = t.require_approval or approval_spec is True or (
-                not isinstance(approval_spec, bool) and candidate.qualified in set(approval_spec)
+            needs_approval = (
+                t.require_approval
+                or approval_spec is True
+                or candidate.qualified in needs_approval_names
             )
             entries.append(
                 ToolEntry(
@@ -433,24 +579,55 @@ class Host:
             max_concurrency=settings.max_concurrency,
         )
 
-    def _resolve_packs(self, wanted: Sequence[str], state: _State) -> list[str]:
-        if "*" in wanted:
-            return [
-                name
-                for name, source in state.sources.items()
-                if source.info.status not in ("disabled", "clash")
-            ]
-        unknown = [name for name in wanted if name not in state.sources]
+    def _check_tool_names(
+        self, names: Iterable[str], key: str, loaded: Sequence[LoadedPack], scope: str
+    ) -> None:
+        """Refuse qualified names that match no tool: a typo would silently do nothing.
+
+        A name is unknown when its pack is unknown to the host, or when its pack is loaded
+        in this toolset and has no such tool. Names of packs that exist but are not in the
+        toolset (not selected, disabled, clashing, failed) are let through, so disabling a
+        pack or one broken pack never takes down a toolset.
+        """
+        sources = self._state.sources
+        tools = {p.info.name: p.tools for p in loaded if p.info.status == "loaded"}
+        unknown: list[str] = []
+        for name in sorted(names):
+            pack = name.split(".", 1)[0]
+            if pack not in sources or (pack in tools and name not in tools[pack]):
+                unknown.append(name)
+        if unknown:
+            known = sorted(q for pack_tools in tools.values() for q in pack_tools)
+            raise ConfigError(
+                f"{scope}: {key} names unknown tool(s) {', '.join(unknown)}; use qualified "
+                f"names 'pack.tool' (known in this toolset: {', '.join(known) or 'none'}; "
+                f"packs: {', '.join(sources) or 'none'})"
+            )
+
+    def _resolve_packs(self, wanted: Sequence[str], state: _State, scope: str) -> list[str]:
+        """Pack names in order: the listed ones first, then (for ``"*"``) the rest, sorted.
+
+        Disabled and clashing packs are left out with a warning.
+        """
+        if isinstance(wanted, str):
+            wanted = [wanted]
+        unknown = [name for name in wanted if name != "*" and name not in state.sources]
         if unknown:
             raise ConfigError(
-                f"{self.config.source}: unknown pack(s) {', '.join(unknown)}; known packs: "
+                f"{scope}: unknown pack(s) {', '.join(unknown)}; known packs: "
                 f"{', '.join(state.sources) or 'none'} (is the pack installed?)"
             )
+        names = [name for name in wanted if name != "*"]
+        if "*" in wanted:
+            names.extend(name for name in state.sources if name not in names)
         out: list[str] = []
-        for name in wanted:
+        for name in names:
             info = state.sources[name].info
             if info.status in ("disabled", "clash"):
-                logger.warning("pack %r is %s and is left out: %s", name, info.status, info.error)
+                if name in wanted:
+                    logger.warning(
+                        "pack %r is %s and is left out: %s", name, info.status, info.error
+                    )
                 continue
             if name not in out:
                 out.append(name)
@@ -475,6 +652,58 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _name_set(names: Iterable[str]) -> frozenset[str]:
+    """A set of names; a lone string is one name, not its characters."""
+    return frozenset((names,) if isinstance(names, str) else names)
+
+
+_HOOK_ARGS: dict[str, tuple[str, ...]] = {
+    "before_invoke": ("tool", "arguments", "context"),
+    "after_invoke": ("tool", "result", "context"),
+    "on_error": ("tool", "exc", "context"),
+    "on_yield": ("tool", "item", "context"),
+    "authorize": ("tool", "arguments", "context"),
+}
+
+
+def _host_hook_caller(event: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``fn`` to receive only the arguments it declares, as pluggy does for packs.
+
+    Raises:
+        TypeError: ``fn`` declares a parameter the event does not provide.
+    """
+    allowed = _HOOK_ARGS[event]
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything
+        return fn
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return fn
+    names = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    required = [p.name for p in params if p.default is p.empty and p.kind is not p.VAR_POSITIONAL]
+    unknown = [n for n in required if n not in allowed]
+    if unknown:
+        raise TypeError(
+            f"{event} hook {getattr(fn, '__qualname__', fn)!r} takes {', '.join(unknown)}; "
+            f"{event} hooks are called with keyword arguments {', '.join(allowed)}"
+        )
+    return ImplCaller(fn, tuple(n for n in names if n in allowed))
+
+
+@dataclass(frozen=True, slots=True)
+class _TaggedAuthorizer:
+    """An ``authorize`` hook that answers only for tools sharing one of its tags."""
+
+    fn: Callable[..., Any]
+    tags: frozenset[str]
+
+    def __call__(self, **kwargs: Any) -> Any:
+        tool = kwargs.get("tool")
+        if tool is not None and self.tags.isdisjoint(tool.tags):
+            return None
+        return self.fn(**kwargs)
 
 
 def untrusted_error(source: str) -> UntrustedConfigError:

@@ -18,9 +18,12 @@ def is_safe(name: str) -> bool:
 
 
 def safe_name(name: str) -> str:
-    """A provider-safe form of ``name``: other characters become ``_``; a name longer than
-    64 characters keeps its first 55 and gains ``_`` and 8 hex digits of its SHA-256, so two
-    long names that share a prefix never collapse into one."""
+    """A provider-safe form of ``name``, the same for the same input.
+
+    Characters outside ``[a-zA-Z0-9_-]`` become ``_``; a name longer than 64 characters keeps
+    its first 55 and gains ``_`` and 8 hex digits of its SHA-256, so two long names that share
+    a prefix never collapse into one.
+    """
     candidate = _UNSAFE_CHARS.sub("_", name) or "_"
     if len(candidate) <= MAX_NAME:
         return candidate

@@ -22,7 +22,15 @@ from toolpacks._tool import Tool, tool
 from toolpacks._toolbox import Toolbox
 from toolpacks.exceptions import PackError, ToolDefinitionError
 
-__all__ = ["LoadedPack", "PackInfo", "PackSource", "Registrar", "load_pack", "new_plugin_manager"]
+__all__ = [
+    "ImplCaller",
+    "LoadedPack",
+    "PackInfo",
+    "PackSource",
+    "Registrar",
+    "load_pack",
+    "new_plugin_manager",
+]
 
 logger = logging.getLogger("toolpacks")
 
@@ -115,6 +123,9 @@ class LoadedPack:
     """Non-fatal problems (a broken file tool beside working ones)."""
     closer: Callable[[], Any] | None = None
     """Releases resources (stops an MCP server)."""
+    secrets: tuple[str, ...] = ()
+    """Values of its secret-looking settings (environment references resolved), scrubbed
+    from error messages and hook payloads."""
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -147,11 +158,22 @@ class Registrar:
             ToolDefinitionError: A function cannot be made into a tool.
         """
         alias = options.pop("alias", None)
+        if alias is not None and not isinstance(item, Toolbox):
+            raise TypeError(
+                f"pack {self.pack!r}: alias= names a Toolbox instance; it cannot be used with "
+                f"{type(item).__name__}"
+            )
         if isinstance(item, Tool):
             if options:
                 item = item.replace(**options)
             self.tools.append(item)
         elif isinstance(item, Toolbox):
+            if options:
+                raise TypeError(
+                    f"pack {self.pack!r} registered a {type(item).__name__} with options "
+                    f"{', '.join(sorted(options))}; a Toolbox takes only alias= (give its "
+                    "methods options with @tool(...))"
+                )
             for t in item.tools():
                 self.tools.append(t.replace(name=f"{alias}_{t.name}") if alias else t)
         elif isinstance(item, str | Path) and not callable(item):
@@ -203,14 +225,60 @@ def _collect(registrar: Registrar, pack: str) -> tuple[dict[str, Tool], list[str
     return tools, problems
 
 
-def _pack_hooks(pm: pluggy.PluginManager, plugin: object) -> tuple[list[GlobalHook], list[Any]]:
+@dataclass(frozen=True, slots=True)
+class ImplCaller:
+    """Calls a hook implementation with only the arguments it declares.
+
+    pluggy lets an implementation accept a subset of its spec's arguments
+    (``def before_invoke(tool): ...``); the host calls implementations directly, so it
+    passes just those. Two callers of the same function compare equal.
+    """
+
+    function: Callable[..., Any]
+    """The implementation."""
+    argnames: tuple[str, ...]
+    """The arguments it accepts."""
+
+    def __call__(self, **kwargs: Any) -> Any:
+        """Call the implementation with the keyword arguments it declares."""
+        return self.function(**{k: v for k, v in kwargs.items() if k in self.argnames})
+
+
+def _caller(impl: Any) -> ImplCaller:
+    return ImplCaller(impl.function, tuple(impl.argnames) + tuple(impl.kwargnames))
+
+
+def _check_hooks(pm: pluggy.PluginManager, plugin: object) -> None:
+    """Refuse a pack implementing a hook toolpacks does not define (a misspelled name)."""
+    unknown = sorted(
+        caller.name
+        for caller in pm.get_hookcallers(plugin) or []
+        if not caller.has_spec()
+        and any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls())
+    )
+    if unknown:
+        known = sorted(name for name in dir(hookspecs) if hasattr(pm.hook, name))
+        raise PackError(
+            f"implements unknown hook(s) {', '.join(unknown)}; toolpacks hooks are: "
+            f"{', '.join(known)}"
+        )
+
+
+def _impls(pm: pluggy.PluginManager, hook: str, plugin: object) -> list[Any]:
+    return [i for i in getattr(pm.hook, hook).get_hookimpls() if i.plugin is plugin]
+
+
+def _pack_hooks(
+    pm: pluggy.PluginManager, plugin: object
+) -> tuple[list[GlobalHook], list[Callable[..., Any]]]:
     hooks: list[GlobalHook] = []
     for event in _EVENTS:
-        for impl in getattr(pm.hook, event).get_hookimpls():
-            if impl.plugin is plugin:
-                tags = getattr(impl.function, "toolpacks_tags", frozenset())
-                hooks.append(GlobalHook(event, impl.function, frozenset(tags)))
-    authorizers = [i.function for i in pm.hook.authorize.get_hookimpls() if i.plugin is plugin]
+        for impl in _impls(pm, event, plugin):
+            tags: frozenset[str] = frozenset(getattr(impl.function, "toolpacks_tags", ()))
+            hooks.append(GlobalHook(event, _caller(impl), tags))
+    authorizers: list[Callable[..., Any]] = [
+        _caller(impl) for impl in _impls(pm, "authorize", plugin)
+    ]
     return hooks, authorizers
 
 
@@ -219,10 +287,7 @@ def _plugin_for(pm: pluggy.PluginManager, source: PackSource, registry: dict[str
     key = source.base or source.info.name
     if key in registry:
         return registry[key]
-    if source.obj is not None:
-        plugin = source.obj
-    else:
-        plugin = _import_target(source.info.module or "")
+    plugin = source.obj if source.obj is not None else _import_target(source.info.module or "")
     if pm.is_registered(plugin):
         # The same object serves two names (an in-process pack added twice): reuse it.
         registry[key] = plugin
@@ -248,10 +313,10 @@ def load_pack(
     started = time.perf_counter()
     try:
         plugin = _plugin_for(pm, source, registry)
+        _check_hooks(pm, plugin)
         registrar = Registrar(info.name, settings)
-        impls = [i for i in pm.hook.register_tools.get_hookimpls() if i.plugin is plugin]
-        for impl in impls:
-            impl.function(register=registrar)
+        for impl in _impls(pm, "register_tools", plugin):
+            _caller(impl)(register=registrar)
         tools, problems = _collect(registrar, info.name)
         hooks, authorizers = _pack_hooks(pm, plugin)
     except KeyboardInterrupt:

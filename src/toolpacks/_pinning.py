@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from toolpacks._host import Host
     from toolpacks._tool import Tool
 
-__all__ = ["LOCK_NAME", "Pins", "canonical_definition", "check_pins", "definition_hash", "write_lock"]
+__all__ = [
+    "LOCK_NAME",
+    "Pins",
+    "canonical_definition",
+    "check_pins",
+    "definition_hash",
+    "write_lock",
+]
 
 LOCK_NAME = "toolpacks.lock"
 logger = logging.getLogger("toolpacks")
@@ -48,7 +55,9 @@ def canonical_definition(tool: Tool) -> dict[str, Any]:
 
 def definition_hash(tool: Tool) -> str:
     """SHA-256 of the canonical JSON of ``canonical_definition(tool)``."""
-    text = json.dumps(canonical_definition(tool), sort_keys=True, separators=(",", ":"), default=str)
+    text = json.dumps(
+        canonical_definition(tool), sort_keys=True, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -92,7 +101,9 @@ def load_pins(path: Path) -> Pins | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a valid lock file ({exc}); delete it and run `toolpacks lock`") from None
+        raise ConfigError(
+            f"{path}: not a valid lock file ({exc}); delete it and run `toolpacks lock`"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("packs"), dict):
         raise ConfigError(f"{path}: not a valid lock file (no 'packs' table)")
     return Pins(path, data["packs"])

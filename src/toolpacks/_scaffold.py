@@ -79,7 +79,8 @@ def test_greet_tool_is_registered() -> None:
 
 def test_greet_returns_text() -> None:
     """Calling greet with a name returns the greeting."""
-    result = call(make_host(toolpacks_{name}).toolset(), "greet", {{"name": "Ada", "excited": True}})
+    toolset = make_host(toolpacks_{name}).toolset()
+    result = call(toolset, "greet", {{"name": "Ada", "excited": True}})
     assert not result.is_error
     assert result.value == "Hello, Ada!"
 
@@ -140,5 +141,7 @@ def scaffold_pack(name: str, directory: Path | None = None) -> Path:
     (module / "__init__.py").write_text(MODULE.format(**fields), encoding="utf-8")
     (module / "py.typed").write_text("", encoding="utf-8")
     (target / "tests" / f"test_{name}.py").write_text(TEST.format(**fields), encoding="utf-8")
-    (target / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\ndist/\n", encoding="utf-8")
+    (target / ".gitignore").write_text(
+        "__pycache__/\n*.egg-info/\n.venv/\ndist/\n", encoding="utf-8"
+    )
     return target

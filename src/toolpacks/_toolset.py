@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from toolpacks._approval import ApprovalHandler, ApprovalRequest, Approver
 from toolpacks._context import ToolContext
 from toolpacks._invoke import DEFAULT_OPTIONS, CallOptions
+from toolpacks._names import safe_name
 from toolpacks._result import ToolResult, error_result
 from toolpacks._tool import Tool
 from toolpacks.exceptions import ToolNotFoundError
@@ -21,10 +23,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Authorizer", "ToolEntry", "Toolset"]
 
-Authorizer = Callable[..., "Decision | None | Awaitable[Decision | None]"]
+Authorizer = Callable[..., "Decision | Awaitable[Decision | None] | None"]
 """``authorize(tool=, arguments=, context=)`` returning allow / deny / ask / None."""
 
 _call_ids = itertools.count(1)
+_DECISIONS = ("allow", "deny", "ask")
+logger = logging.getLogger("toolpacks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +65,16 @@ class Toolset:
         max_concurrency: int = 8,
         options: CallOptions = DEFAULT_OPTIONS,
     ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         entries: dict[str, ToolEntry] = {}
         for item in tools:
             if isinstance(item, Tool):
                 for t in item.walk():
                     name = t.scoped_name
-                    from toolpacks._names import safe_name
-
+                    qualified = f"{t.pack}.{name}" if t.pack else name
                     item_entry = ToolEntry(
-                        safe_name(name), name, t.pack or "", t, options, t.require_approval
+                        safe_name(name), qualified, t.pack or "", t, options, t.require_approval
                     )
                     self._add(entries, item_entry)
             elif isinstance(item, ToolEntry):
@@ -169,8 +174,10 @@ class Toolset:
         if context is None:
             return ToolContext(call_id=call_id or f"tscall_{next(_call_ids)}", agent_id=self.agent)
         changes: dict[str, Any] = {}
-        if not context.call_id:
-            changes["call_id"] = call_id or f"tscall_{next(_call_ids)}"
+        if call_id:
+            changes["call_id"] = call_id
+        elif not context.call_id:
+            changes["call_id"] = f"tscall_{next(_call_ids)}"
         if context.agent_id is None and self.agent is not None:
             changes["agent_id"] = self.agent
         return replace(context, **changes) if changes else context
@@ -185,8 +192,20 @@ class Toolset:
     ) -> ToolResult:
         """Run the tool exposed as ``name`` (or a qualified name) and return its result.
 
+        Before the tool runs: ``allowed_agents`` is checked against the context's agent;
+        the ``authorize`` hooks are asked in order and the first non-None answer wins
+        (``"deny"`` refuses, ``"ask"`` sends the call to the approval handler, ``"allow"``
+        ends the consultation); a tool that requires approval always goes to the handler,
+        whatever the hooks said. Without a handler, such a call is denied.
+
         Never raises for an unknown tool, bad arguments, a denied call or a failing tool:
         the result says what went wrong. Hook exceptions and cancellation propagate.
+
+        Args:
+            name: The exposed or qualified tool name.
+            arguments: A mapping, or a JSON object text as a model sent it.
+            context: Who is calling; its agent id defaults to this toolset's agent.
+            call_id: The call's id (the provider's tool-call id); wins over the context's.
         """
         ctx = self._context(context, call_id)
         entry = self._entries.get(name) or self._by_qualified.get(name)
@@ -231,7 +250,7 @@ class Toolset:
             except ArgumentsParseError:
                 parsed = {}
             args_view = parsed if isinstance(parsed, dict) else {}
-        decision: str | None = None
+        decision: object = None
         for authorizer in self.authorizers:
             answer = authorizer(tool=entry.tool, arguments=dict(args_view), context=ctx)
             if inspect.isawaitable(answer):
@@ -239,6 +258,16 @@ class Toolset:
             if answer is not None:
                 decision = answer
                 break
+        if decision is not None and decision not in _DECISIONS:
+            logger.error(
+                "authorize hook %r answered %r for tool %r; expected one of %s or None; "
+                "the call is denied",
+                authorizer,
+                decision,
+                entry.qualified,
+                ", ".join(_DECISIONS),
+            )
+            decision = "deny"
         if decision == "deny":
             return error_result(
                 "denied",
@@ -246,8 +275,6 @@ class Toolset:
                 tool_name=name,
                 call_id=ctx.call_id,
             )
-        if decision == "allow":
-            return None
         if decision == "ask" or entry.require_approval:
             request = ApprovalRequest(
                 name,
@@ -255,9 +282,9 @@ class Toolset:
                 dict(args_view),
                 ctx.agent_id,
                 ctx.call_id,
-                "an authorize hook asked for approval" if decision == "ask" else (
-                    "the tool requires approval"
-                ),
+                "an authorize hook asked for approval"
+                if decision == "ask"
+                else "the tool requires approval",
             )
             if not await self.approver.ask(request):
                 return error_result(
@@ -284,13 +311,23 @@ class Toolset:
         exception escaping a hook becomes that call's error result).
         """
         normalized = [_normalize_call(c) for c in calls]
-        limit = asyncio.Semaphore(max_concurrency or self.max_concurrency)
+        cap = self.max_concurrency if max_concurrency is None else max_concurrency
+        if cap < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {cap}")
+        limit = asyncio.Semaphore(cap)
+        if context is not None and context.call_id:
+            # One context for the batch: every call still gets an id of its own.
+            normalized = [
+                (n, a, i or f"{context.call_id}.{index}")
+                for index, (n, a, i) in enumerate(normalized)
+            ]
 
         async def run(name: str, arguments: Any, call_id: str | None) -> ToolResult:
             async with limit:
                 try:
                     return await self.call(name, arguments, context, call_id=call_id)
                 except Exception as exc:
+                    logger.error("call of %r failed in a hook", name, exc_info=exc)
                     return error_result(
                         "tool_error",
                         f"Tool '{name}' failed in a hook: {type(exc).__qualname__}.",

@@ -129,10 +129,11 @@ def on_yield(tool: Tool, item: Any, context: ToolContext | None) -> None:
 def authorize(tool: Tool, arguments: dict[str, Any], context: ToolContext | None) -> Decision | None:
     """Decide whether a call may run; the first non-None answer wins.
 
-    Return ``"allow"`` to run it, ``"deny"`` to refuse it (the model gets an error result
+    Return ``"allow"`` to let it run, ``"deny"`` to refuse it (the model gets an error result
     saying the call was not permitted), ``"ask"`` to pause it until the approval handler
-    answers, or ``None`` to leave the decision to other implementations and to the tool's
-    own ``require_approval`` setting.
+    answers, or ``None`` to leave the decision to other implementations. ``"allow"`` ends the
+    chain but does not waive approval the user configured: a tool that requires approval
+    still waits for the approval handler.
 
     Args:
         tool: The tool to be called.

@@ -2,7 +2,7 @@
 
 Example:
     >>> from toolpacks import hookimpl, tool
-    >>> from toolpacks.testing import make_host
+    >>> from toolpacks.testing import call, make_host
     >>> @tool
     ... def ping() -> str:
     ...     '''Answer pong.'''
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -53,6 +53,8 @@ def make_host(
         settings: Per-pack settings by pack name, as ``[packs.NAME]`` tables would give.
         **host_options: Passed to ``Host`` (``approval=...``).
     """
+    if names is not None and len(names) != len(packs):
+        raise ValueError(f"names has {len(names)} entries for {len(packs)} packs; give one each")
     host = Host(dict(config or {}), discover=False, **host_options)
     for index, pack in enumerate(packs):
         obj = importlib.import_module(pack) if isinstance(pack, str) else pack
@@ -81,8 +83,11 @@ except ImportError:  # pragma: no cover - pytest is optional at runtime
 else:
 
     @pytest.fixture
-    def toolpacks_host() -> Callable[..., Host]:
-        """A factory fixture: ``toolpacks_host(pack, settings={...})`` returns a ``Host``."""
+    def toolpacks_host() -> Iterator[Callable[..., Host]]:
+        """A factory fixture: ``toolpacks_host(pack, settings={...})`` returns a ``Host``.
+
+        Every host it made is closed after the test.
+        """
         hosts: list[Host] = []
 
         def factory(*packs: Any, **options: Any) -> Host:
@@ -90,4 +95,6 @@ else:
             hosts.append(host)
             return host
 
-        return factory
+        yield factory
+        for host in hosts:
+            host.close()

@@ -1,0 +1,381 @@
+"""Finding installed packs from entry-point metadata, fast, without importing anything.
+
+``discover()`` scans each path entry for ``*.dist-info`` and ``*.egg-info`` directories (and a
+``.egg`` directory's ``EGG-INFO``), reads ``entry_points.txt`` where present and parses its
+``[toolpacks]`` section by hand. Name and version come from the directory name
+(``tp_greeter-0.1.0.dist-info``), the name PEP 503-normalized (``tp-greeter``); ``METADATA``
+(``PKG-INFO`` for eggs) is read only for a version the name lacks: reading it for every pack
+would double the files opened. As in ``importlib.metadata``, a distribution found again later
+on the path is *shadowed*, not a clash. Metadata directories are read in sorted order; a zip
+file on the path goes through ``importlib.metadata`` (imported only then).
+
+The cache (one JSON file per path list) keeps each entry's scan with its ``st_mtime_ns``:
+installing, upgrading or removing a distribution adds or replaces a directory there, so only
+that entry is scanned again. An entry changed in the last 2 s is not cached (same mtime tick).
+Limitation: an in-place edit of an ``entry_points.txt`` changes no entry's mtime; reinstall, or
+set ``TOOLPACKS_NO_CACHE=1``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import sys
+import time
+import zlib
+from dataclasses import dataclass
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms of `toolpacks list`
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from typing import Any
+
+__all__ = [
+    "DISABLED_BY_CONFIG", "DISABLED_BY_ENV", "GROUP", "NOT_ALLOWED_BY_ENV", "Discovery",
+    "PackEntry", "cache_file", "discover", "normalize", "parse_entry_points", "select",
+]
+
+GROUP = "toolpacks"
+"""The entry-point group that packs declare."""
+DISABLED_BY_CONFIG = "disabled by config"
+DISABLED_BY_ENV = "disabled by TOOLPACKS_DISABLE"
+NOT_ALLOWED_BY_ENV = "not in TOOLPACKS_PACKS"
+
+_FORMAT = 1  # bump when the cache layout changes: old files are then ignored
+_RACY_NS = 2_000_000_000
+_META_SUFFIXES = (".dist-info", ".egg-info")
+_CHUNK = 16384
+
+
+@dataclass(frozen=True, slots=True)
+class PackEntry:
+    """One pack declared by one installed distribution; nothing is imported to know it."""
+
+    name: str
+    """The pack name: the entry point's name in the group ``toolpacks``."""
+    value: str
+    """The entry point's value: the module to import (``module`` or ``module:attr``)."""
+    dist_name: str
+    """The distribution's PEP 503-normalized name: ``tp-greeter``, ``My.Pkg`` as ``my-pkg``."""
+    dist_version: str
+    """The distribution's version, or ``"unknown"`` when its metadata has none."""
+    location: str
+    """The ``sys.path`` entry (an absolute directory, or a zip file) it was found in."""
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What ``discover()`` found on a path."""
+
+    entries: tuple[PackEntry, ...]
+    """Every visible pack entry, one per (pack, distribution), sorted by pack then distribution;
+    a clashing pack name appears once per distribution."""
+    clashes: Mapping[str, tuple[PackEntry, ...]]
+    """Pack names declared by several distributions, sorted, each with all its entries."""
+    shadowed: tuple[PackEntry, ...] = ()
+    """Entries of distributions hidden by the same distribution earlier on the path."""
+    problems: tuple[str, ...] = ()
+    """Things skipped, one message each: malformed ``[toolpacks]`` lines, duplicates."""
+    from_cache: bool = False
+    """Whether every path entry's scan came from the cache."""
+
+
+def normalize(name: str) -> str:
+    """The PEP 503 form of a distribution name: lowercase, runs of ``-_.`` become ``-``."""
+    text = name.lower().replace("_", "-").replace(".", "-")
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text
+
+
+def parse_entry_points(text: str, group: str = GROUP) -> tuple[list[tuple[str, str]], list[str]]:
+    """The ``name = value`` pairs of one section of an ``entry_points.txt``.
+
+    Blank lines and comments (``#`` or ``;``) are skipped; a line of the section that is not
+    ``name = value``, or that repeats a name, is skipped and described in the problems.
+
+    Args:
+        text: The file's text.
+        group: The section to read.
+
+    Returns:
+        The pairs in file order, and one message per skipped line (``line N: ...``).
+    """
+    pairs: list[tuple[str, str]] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    section: str | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line[0] == "[":
+            section = line[1:-1] if line.endswith("]") else None  # no inner spaces, as importlib
+            if section is None and group in line:
+                problems.append(f"line {number}: malformed section header {line!r}")
+            continue
+        if section != group:
+            continue
+        name, equals, value = (part.strip() for part in line.partition("="))
+        if not (equals and name and value):
+            problems.append(f"line {number}: {line!r} is not 'name = module'")
+        elif name in seen:
+            problems.append(f"line {number}: pack {name!r} declared again; the first is used")
+        else:
+            seen.add(name)
+            pairs.append((name, value))
+    return pairs, problems
+
+
+def _read(path: str, until: bytes = b"") -> bytes:
+    """A file's bytes, with few system calls; with ``until``, stop reading once it is seen."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = [os.read(fd, _CHUNK)]
+        while len(chunks[-1]) == _CHUNK and not (until and until in chunks[-1]):
+            chunks.append(os.read(fd, _CHUNK))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _version(meta_dir: str, stem: str) -> str:
+    """The version in a metadata directory's name, else from METADATA (PKG-INFO for eggs)."""
+    dist_info = meta_dir.endswith(".dist-info")
+    rest = stem.partition("-")[2]
+    version = rest if dist_info else rest.partition("-")[0]  # egg: name-version-py3.11
+    if version and "-" not in version:
+        return version
+    try:
+        head = _read(meta_dir + ("/METADATA" if dist_info else "/PKG-INFO"), until=b"\n\n")
+    except OSError:
+        return "unknown"
+    for line in head.split(b"\n\n", 1)[0].decode("utf-8", "replace").splitlines():
+        if line.startswith("Version:"):
+            return line[8:].strip() or "unknown"
+    return "unknown"
+
+
+def _empty(mtime: int | None) -> dict[str, Any]:
+    return {"mtime": mtime, "others": [], "packs": [], "problems": []}
+
+
+def _scan_dir(location: str, mtime: int | None) -> dict[str, Any]:
+    scan = _empty(mtime)
+    base = os.path.basename(location)
+    in_egg = base.lower().endswith(".egg")
+    try:
+        with os.scandir(location) as it:
+            found = {
+                e.name: e
+                for e in it
+                if e.name.lower().endswith(_META_SUFFIXES) or (in_egg and e.name == "EGG-INFO")
+            }
+    except OSError:
+        return scan
+    first: dict[str, str] = {}
+    for name in sorted(found):
+        child = found[name]
+        stem = name.rpartition(".")[0] if name != "EGG-INFO" else base.rpartition(".")[0]
+        key = normalize(stem.partition("-")[0])
+        if key in first:
+            scan["problems"].append(f"{location}: {name} ignored: {first[key]} comes first")
+            continue
+        first[key] = name
+        meta_dir = child.path
+        try:
+            data = _read(meta_dir + "/entry_points.txt") if child.is_dir() else b""
+        except OSError:
+            data = b""
+        pairs: list[tuple[str, str]] = []
+        if GROUP.encode() in data:
+            pairs, bad = parse_entry_points(data.decode("utf-8", "replace"))
+            scan["problems"].extend(f"{meta_dir}/entry_points.txt: {p}" for p in bad)
+        if pairs:
+            scan["packs"].append([key, _version(meta_dir, stem), pairs])
+        else:
+            scan["others"].append(key)
+    return scan
+
+
+def _scan_zip(location: str, mtime: int | None) -> dict[str, Any]:
+    scan = _empty(mtime)
+    try:
+        from importlib import metadata
+
+        found = [(normalize(d.name or ""), d) for d in metadata.distributions(path=[location])]
+        dists = sorted(found, key=lambda pair: pair[0])
+    except Exception as exc:  # a broken archive must not break discovery
+        scan["problems"].append(f"{location}: not readable: {exc}")
+        return scan
+    first: set[str] = set()
+    for key, dist in dists:
+        if key in first:
+            continue
+        first.add(key)
+        pairs, bad = parse_entry_points(dist.read_text("entry_points.txt") or "")
+        scan["problems"].extend(f"{location}: {dist.name}: entry_points.txt: {p}" for p in bad)
+        if pairs:
+            scan["packs"].append([key, dist.version or "unknown", pairs])
+        else:
+            scan["others"].append(key)
+    return scan
+
+
+def cache_file(locations: Sequence[str], environ: Mapping[str, str] | None = None) -> str:
+    """The cache file of a path list, in the user's cache directory.
+
+    That is ``discovery-<crc32 of locations>.json`` in ``$TOOLPACKS_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/toolpacks``, else ``~/.cache/toolpacks`` (``environ``: ``os.environ``).
+    """
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = env.get("TOOLPACKS_CACHE_DIR") or os.path.join(xdg, "toolpacks")
+    digest = zlib.crc32("\0".join(locations).encode("utf-8", "surrogateescape"))
+    return os.path.join(base, f"discovery-{digest:08x}.json")
+
+
+def _load(path: str) -> dict[str, Any]:
+    """The cached scans, or ``{}`` if the file is missing, of another format, or corrupt."""
+    try:
+        header, _, payload = _read(path).partition(b"\n")
+        if header != b"%d %08x" % (_FORMAT, zlib.crc32(payload)):
+            return {}
+        scans = json.loads(payload)
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return scans if isinstance(scans, dict) else {}
+
+
+def _save(path: str, scans: dict[str, Any]) -> None:
+    """Write the scans atomically (temporary file, then ``os.replace``); failures are ignored."""
+    payload = json.dumps(scans, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    tmp = f"{path}.{os.urandom(4).hex()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, b"%d %08x\n%s" % (_FORMAT, zlib.crc32(payload), payload))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:  # a cache that cannot be written is only a slower next run
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def discover(path: Sequence[str] | None = None, *, use_cache: bool = True) -> Discovery:
+    """The packs installed on a path, from metadata only; nothing is imported.
+
+    Args:
+        path: The path entries to scan, in priority order (default ``sys.path``).
+        use_cache: Whether to read and write the cache; ``TOOLPACKS_NO_CACHE=1`` also
+            disables it.
+
+    Returns:
+        The entries, clashes, shadowed entries and problems, sorted.
+    """
+    given = sys.path if path is None else path
+    locations = list(dict.fromkeys(os.path.abspath(p) for p in given if isinstance(p, str)))
+    use_cache = use_cache and os.environ.get("TOOLPACKS_NO_CACHE", "") in ("", "0")
+    cache_path = cache_file(locations) if use_cache else ""
+    cached = _load(cache_path) if use_cache else {}
+    try:
+        return _discover(locations, cached, cache_path)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        if not cached:
+            raise
+        return _discover(locations, {}, cache_path)  # a checksummed file of the wrong shape
+
+
+def _discover(locations: list[str], cached: dict[str, Any], cache_path: str) -> Discovery:
+    scans: dict[str, Any] = {}
+    changed = False
+    racy_before = time.time_ns() - _RACY_NS
+    for location in locations:
+        try:
+            st = os.stat(location)
+            mtime: int | None = st.st_mtime_ns
+        except OSError:
+            st, mtime = None, None
+        scan = cached.get(location)
+        if isinstance(scan, dict) and scan.get("mtime") == mtime:
+            scans[location] = scan
+            continue
+        changed = True
+        if st is None:
+            scans[location] = _empty(None)
+        elif stat.S_ISDIR(st.st_mode):
+            scans[location] = _scan_dir(location, mtime)
+        else:
+            scans[location] = _scan_zip(location, mtime)
+    found = _assemble(locations, scans, from_cache=bool(cache_path) and not changed)
+    if cache_path and changed:
+        _save(cache_path, {k: v for k, v in scans.items() if (v["mtime"] or 0) < racy_before})
+    return found
+
+
+def _assemble(locations: list[str], scans: dict[str, Any], *, from_cache: bool) -> Discovery:
+    seen: set[str] = set()
+    entries: list[PackEntry] = []
+    shadowed: list[PackEntry] = []
+    problems: list[str] = []
+    for location in locations:
+        scan = scans[location]
+        problems.extend(scan["problems"])
+        for key, version, pairs in scan["packs"]:
+            bucket = shadowed if key in seen else entries
+            bucket.extend(PackEntry(n, v, key, version, location) for n, v in pairs)
+            seen.add(key)
+        seen.update(scan["others"])
+    entries.sort(key=lambda e: (e.name, e.dist_name))
+    shadowed.sort(key=lambda e: (e.name, e.dist_name, e.location))
+    by_name: dict[str, list[PackEntry]] = {}
+    for entry in entries:
+        by_name.setdefault(entry.name, []).append(entry)
+    clashes = {name: tuple(group) for name, group in by_name.items() if len(group) > 1}
+    return Discovery(tuple(entries), clashes, tuple(shadowed), tuple(problems), from_cache)
+
+
+def _names(value: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def select(
+    packs: Iterable[str | PackEntry],
+    disabled: Collection[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str | None]:
+    """Which packs may be imported, and why the others may not; imports nothing.
+
+    Controls, first match wins: the configuration's ``[packs] disabled`` list,
+    ``TOOLPACKS_DISABLE`` (comma-separated names), and ``TOOLPACKS_PACKS`` (comma-separated
+    allow-list: unset allows all, set but empty allows none).
+
+    Args:
+        packs: Pack names, or entries from ``discover()``.
+        disabled: Pack names disabled by the configuration.
+        environ: The environment (default ``os.environ``).
+
+    Returns:
+        Pack name -> ``None`` when enabled, else the reason (``DISABLED_BY_CONFIG``,
+        ``DISABLED_BY_ENV`` or ``NOT_ALLOWED_BY_ENV``), sorted by name.
+    """
+    env = os.environ if environ is None else environ
+    blocked = _names(env.get("TOOLPACKS_DISABLE", ""))
+    allow = env.get("TOOLPACKS_PACKS")
+    allowed = None if allow is None else _names(allow)
+    verdicts: dict[str, str | None] = {}
+    for pack in packs:
+        name = pack if isinstance(pack, str) else pack.name
+        if name in disabled:
+            verdicts[name] = DISABLED_BY_CONFIG
+        elif name in blocked:
+            verdicts[name] = DISABLED_BY_ENV
+        elif allowed is not None and name not in allowed:
+            verdicts[name] = NOT_ALLOWED_BY_ENV
+        else:
+            verdicts[name] = None
+    return dict(sorted(verdicts.items()))
