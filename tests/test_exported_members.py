@@ -19,8 +19,19 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
 def test_design_names_are_exported() -> None:
     """The names DESIGN.md fixes as the contract are all exported from ``toolpacks``."""
     contract = {
-        "tool", "Tool", "Toolbox", "ToolContext", "ToolResult", "Registry", "Host", "Toolset",
-        "hookimpl", "hookspec", "WrongRunMethodError", "ToolDefinitionError", "ToolNotFoundError",
+        "tool",
+        "Tool",
+        "Toolbox",
+        "ToolContext",
+        "ToolResult",
+        "Registry",
+        "Host",
+        "Toolset",
+        "hookimpl",
+        "hookspec",
+        "WrongRunMethodError",
+        "ToolDefinitionError",
+        "ToolNotFoundError",
     }
     assert contract <= set(toolpacks.__all__)
 
@@ -28,7 +39,8 @@ def test_design_names_are_exported() -> None:
 def test_exceptions_module_all_matches_its_classes() -> None:
     """``toolpacks.exceptions.__all__`` lists exactly the exception classes it defines."""
     defined = {
-        name for name, value in vars(exceptions).items()
+        name
+        for name, value in vars(exceptions).items()
         if isinstance(value, type) and issubclass(value, BaseException)
     }
     assert set(exceptions.__all__) == defined

@@ -32,7 +32,10 @@ class ToolContext:
     tool_name: str | None = None
     """The name of the tool being run (filled in by toolpacks)."""
     cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
-    """Set when the call is cancelled or timed out; sync tools should poll it."""
+    """Set when the call is cancelled or timed out; sync tools should poll it.
+
+    Every call gets a fresh event, so a context the application reuses for several calls is
+    never left cancelled by one of them."""
 
     @property
     def execution_id(self) -> str:

@@ -9,11 +9,12 @@ would double the files opened. As in ``importlib.metadata``, a distribution foun
 on the path is *shadowed*, not a clash. Metadata directories are read in sorted order; a zip
 file on the path goes through ``importlib.metadata`` (imported only then).
 
-The cache (one JSON file per path list) keeps each entry's scan with its ``st_mtime_ns``:
-installing, upgrading or removing a distribution adds or replaces a directory there, so only
-that entry is scanned again. An entry changed in the last 2 s is not cached (same mtime tick).
-Limitation: an in-place edit of an ``entry_points.txt`` changes no entry's mtime; reinstall, or
-set ``TOOLPACKS_NO_CACHE=1``.
+The cache (one JSON file per path list, pruned after 30 days unwritten) keeps each path
+entry's scan with its ``st_mtime_ns``: installing, upgrading or removing a distribution adds or
+replaces a directory there, so only that entry is scanned again. An entry changed in the last
+2 s is not cached (a change within the same mtime tick would go unseen). Limitation: an in-place
+edit of an ``entry_points.txt`` changes no entry's mtime; reinstall, or set
+``TOOLPACKS_NO_CACHE=1``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ import sys
 import time
 import zlib
 from dataclasses import dataclass
+from functools import partial
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms of `toolpacks list`
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from typing import Any
 
 __all__ = [
@@ -45,6 +47,7 @@ NOT_ALLOWED_BY_ENV = "not in TOOLPACKS_PACKS"
 
 _FORMAT = 1  # bump when the cache layout changes: old files are then ignored
 _RACY_NS = 2_000_000_000
+_PRUNE_AFTER_S = 30 * 86400
 _META_SUFFIXES = (".dist-info", ".egg-info")
 _CHUNK = 16384
 
@@ -159,7 +162,19 @@ def _version(meta_dir: str, stem: str) -> str:
 
 
 def _empty(mtime: int | None) -> dict[str, Any]:
+    """A path entry's scan: distributions with packs, the others (for shadowing), problems."""
     return {"mtime": mtime, "others": [], "packs": [], "problems": []}
+
+
+def _record(
+    scan: dict[str, Any], key: str, text: str, where: str, version: Callable[[], str]
+) -> None:
+    pairs, bad = parse_entry_points(text) if GROUP in text else ([], [])
+    scan["problems"].extend(f"{where}: {problem}" for problem in bad)
+    if pairs:
+        scan["packs"].append([key, version(), pairs])
+    else:
+        scan["others"].append(key)
 
 
 def _scan_dir(location: str, mtime: int | None) -> dict[str, Any]:
@@ -184,19 +199,12 @@ def _scan_dir(location: str, mtime: int | None) -> dict[str, Any]:
             scan["problems"].append(f"{location}: {name} ignored: {first[key]} comes first")
             continue
         first[key] = name
-        meta_dir = child.path
+        where = f"{child.path}/entry_points.txt"
         try:
-            data = _read(meta_dir + "/entry_points.txt") if child.is_dir() else b""
+            text = _read(where).decode("utf-8", "replace") if child.is_dir() else ""
         except OSError:
-            data = b""
-        pairs: list[tuple[str, str]] = []
-        if GROUP.encode() in data:
-            pairs, bad = parse_entry_points(data.decode("utf-8", "replace"))
-            scan["problems"].extend(f"{meta_dir}/entry_points.txt: {p}" for p in bad)
-        if pairs:
-            scan["packs"].append([key, _version(meta_dir, stem), pairs])
-        else:
-            scan["others"].append(key)
+            text = ""
+        _record(scan, key, text, where, partial(_version, child.path, stem))
     return scan
 
 
@@ -206,21 +214,15 @@ def _scan_zip(location: str, mtime: int | None) -> dict[str, Any]:
         from importlib import metadata
 
         found = [(normalize(d.name or ""), d) for d in metadata.distributions(path=[location])]
-        dists = sorted(found, key=lambda pair: pair[0])
+        first: set[str] = set()
+        for key, dist in sorted(found, key=lambda pair: pair[0]):
+            if key not in first:
+                first.add(key)
+                text = dist.read_text("entry_points.txt") or ""
+                where = f"{location}: {dist.name}: entry_points.txt"
+                _record(scan, key, text, where, partial(lambda d: d.version or "unknown", dist))
     except Exception as exc:  # a broken archive must not break discovery
-        scan["problems"].append(f"{location}: not readable: {exc}")
-        return scan
-    first: set[str] = set()
-    for key, dist in dists:
-        if key in first:
-            continue
-        first.add(key)
-        pairs, bad = parse_entry_points(dist.read_text("entry_points.txt") or "")
-        scan["problems"].extend(f"{location}: {dist.name}: entry_points.txt: {p}" for p in bad)
-        if pairs:
-            scan["packs"].append([key, dist.version or "unknown", pairs])
-        else:
-            scan["others"].append(key)
+        scan["problems"].append(f"{location}: not readable: {exc!r}")
     return scan
 
 
@@ -237,13 +239,19 @@ def cache_file(locations: Sequence[str], environ: Mapping[str, str] | None = Non
     return os.path.join(base, f"discovery-{digest:08x}.json")
 
 
+def _frame(payload: bytes) -> bytes:
+    """The cache file: JSON whose ``crc32`` covers the ``scans`` text, so damage is detected."""
+    return b'{"format":%d,"crc32":"%08x","scans":%s}' % (_FORMAT, zlib.crc32(payload), payload)
+
+
 def _load(path: str) -> dict[str, Any]:
-    """The cached scans, or ``{}`` if the file is missing, of another format, or corrupt."""
+    """The cached scans, or ``{}`` if the file is missing, of another format, or damaged."""
     try:
-        header, _, payload = _read(path).partition(b"\n")
-        if header != b"%d %08x" % (_FORMAT, zlib.crc32(payload)):
+        data = _read(path)
+        start = data.find(b',"scans":') + 9
+        if start < 9 or _frame(data[start:-1]) != data:
             return {}
-        scans = json.loads(payload)
+        scans = json.loads(data[start:-1])
     except (OSError, ValueError, RecursionError):
         return {}
     return scans if isinstance(scans, dict) else {}
@@ -257,13 +265,23 @@ def _save(path: str, scans: dict[str, Any]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            os.write(fd, b"%d %08x\n%s" % (_FORMAT, zlib.crc32(payload), payload))
+            os.write(fd, _frame(payload))
         finally:
             os.close(fd)
         os.replace(tmp, path)
     except OSError:  # a cache that cannot be written is only a slower next run
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+    _prune(os.path.dirname(path))
+
+
+def _prune(directory: str) -> None:
+    """Remove cache files not rewritten for 30 days (every working directory makes one)."""
+    cutoff = time.time() - _PRUNE_AFTER_S
+    with contextlib.suppress(OSError), os.scandir(directory) as it:
+        for entry in it:
+            if entry.name.startswith("discovery-") and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
 
 
 def discover(path: Sequence[str] | None = None, *, use_cache: bool = True) -> Discovery:

@@ -1,5 +1,7 @@
-"""Descriptions from docstrings: the tool's text without its parameter section, and each
-parameter's own description.
+"""Descriptions from docstrings: the tool's text and each parameter's description.
+
+The tool's text is the docstring without its parameter section; each parameter's own
+description moves into the input schema.
 
 Google, NumPy, reST and Epydoc styles are recognised by docstring-parser. The tool description
 keeps every section a model can use (Returns, Raises, Examples, Notes) and drops only the
@@ -8,11 +10,13 @@ parameter section, whose content moves into the input schema.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from dataclasses import dataclass, field
 
 import docstring_parser
+from docstring_parser import google
 
 __all__ = ["ParsedDocstring", "parse_docstring"]
 
@@ -86,6 +90,17 @@ def _strip_fields(lines: list[str]) -> list[str]:
     return out
 
 
+@functools.cache
+def _google_parser() -> google.GoogleParser:
+    """A Google-style parser that knows every parameter-section header."""
+    multiple = google.SectionType.MULTIPLE
+    extra = [
+        google.Section(title, "param", multiple)
+        for title in ("Param", "Keyword Args", "Keyword Arguments", "Other Parameters")
+    ]
+    return google.GoogleParser([*google.DEFAULT_SECTIONS, *extra])
+
+
 _STRIPPERS = {
     docstring_parser.DocstringStyle.GOOGLE: _strip_google,
     docstring_parser.DocstringStyle.NUMPYDOC: _strip_numpy,
@@ -94,20 +109,29 @@ _STRIPPERS = {
 }
 
 
-def parse_docstring(doc: str | None) -> ParsedDocstring:
+def parse_docstring(doc: str | None, *, cleaned: bool = False) -> ParsedDocstring:
     """Split a docstring into the tool description and per-parameter descriptions.
 
     Args:
-        doc: The raw docstring (``None`` or empty gives an empty description).
+        doc: The docstring (``None`` or empty gives an empty description).
+        cleaned: Whether ``doc`` is already cleaned (``inspect.getdoc``); cleaning it again
+            would flatten a parameter section that starts on the first line.
 
     Returns:
         The parsed docstring.
     """
     if not doc or not doc.strip():
         return ParsedDocstring("")
-    text = inspect.cleandoc(doc)
+    text = doc.strip() if cleaned else inspect.cleandoc(doc)
     try:
-        parsed = docstring_parser.parse(text)
+        if any(_GOOGLE_PARAM_HEADER.match(line) for line in text.splitlines()):
+            # docstring-parser's Google style does not know every header the tool description
+            # drops (``Param:``, ``Keyword Args:``); its auto-detection then picks another style.
+            # It also refuses a section on the first line, hence the placeholder summary (only
+            # the parameters are taken from the parse).
+            parsed = _google_parser().parse("_\n\n" + text)
+        else:
+            parsed = docstring_parser.parse(text)
     except docstring_parser.ParseError:
         return ParsedDocstring(text)
     params = {

@@ -7,6 +7,7 @@ when the tool is defined; a call does only what that call needs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -14,11 +15,11 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from toolpacks._context import ToolContext
 from toolpacks._hooks import EMPTY_HOOKS, HookSet, call_hook
@@ -60,8 +61,10 @@ DEFAULT_OPTIONS = CallOptions()
 
 
 class InvalidArgumentsError(ValueError):
-    """Raised by ``Tool.stream`` when the arguments do not validate (``invoke`` returns a
-    result instead); ``result`` is the error result ``invoke`` would have returned."""
+    """Raised by ``Tool.stream`` when the arguments do not validate.
+
+    ``invoke`` returns a result instead; ``result`` is the error result it would have returned.
+    """
 
     def __init__(self, result: ToolResult) -> None:
         super().__init__(result.content)
@@ -69,23 +72,79 @@ class InvalidArgumentsError(ValueError):
 
 
 class _Plan:
-    """What a call of one tool needs, computed on its first call."""
+    """What a call of one tool needs, computed once, on its first call."""
 
-    __slots__ = ("bool_sensitive", "context_param", "fixed", "params", "secret_params", "validate")
+    __slots__ = (
+        "bool_sensitive",
+        "closed",
+        "context_param",
+        "fixed",
+        "fixed_calls",
+        "override_checks",
+        "params",
+        "secret_params",
+        "unbound",
+        "validate",
+    )
 
     def __init__(self, tool: Tool) -> None:
         sig = tool.signature
+        schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
         self.bool_sensitive = sig.bool_sensitive if sig else ()
-        self.params = frozenset(sig.params if sig else tool.input_schema.get("properties") or ())
-        self.fixed = dict(tool.fixed_kwargs)
-        self.secret_params = _secret_params(tool)
+        self.params = frozenset(sig.params if sig else schema.get("properties") or ())
+        # Whether undeclared arguments can be dropped when a host asks to ignore them: not for
+        # ``**kwargs`` functions, nor for schemas that leave the object open.
         if sig is not None:
-            self.validate: Callable[[Any], dict[str, Any]] = sig.adapter.validate_python
+            self.closed = not sig.var_keyword
+        else:
+            extra = schema.get("additionalProperties")
+            self.closed = extra is False or (extra is None and bool(self.params))
+        self.fixed = dict(tool.fixed_kwargs)
+        self.fixed_calls = frozenset(k for k, v in self.fixed.items() if callable(v))
+        self.override_checks = _override_checks(tool) if self.fixed else {}
+        self.secret_params = _secret_params(tool)
+        self.unbound = sig is not None and sig.skips_first and tool._bound_to is None
+        if sig is not None:
+            adapter = sig.adapter
+            if tool.strict:
+                # Strict means JSON's strict mode: no "3" for 3, but an enum value, an ISO
+                # date or an array for a tuple are what JSON can send, so they are accepted.
+                from pydantic_core import to_json
+
+                def validate_strict(arguments: Any) -> dict[str, Any]:
+                    result: dict[str, Any] = adapter.validate_json(to_json(arguments))
+                    return result
+
+                self.validate: Callable[[Any], dict[str, Any]] = validate_strict
+            else:
+                self.validate = adapter.validate_python
         else:
             from toolpacks._schema_validator import schema_validator
 
-            self.validate = schema_validator(tool.input_schema, tool.extra_args)
+            self.validate = schema_validator(schema, tool.extra_args, tool.strict)
+
+
+def _override_checks(tool: Tool) -> dict[str, Callable[[Any], Any]]:
+    """Validators for call-time values overriding fixed kwargs, from the parameters' types."""
+    from toolpacks._schema import type_hints
+
+    try:
+        hints = type_hints(tool.fn)
+    except Exception:
+        return {}
+    checks: dict[str, Callable[[Any], Any]] = {}
+    for name in tool.fixed_kwargs:
+        annotation = hints.get(name)
+        if annotation is None or annotation is Any:
+            continue
+        for config in (None, ConfigDict(arbitrary_types_allowed=True)):
+            try:
+                checks[name] = TypeAdapter(annotation, config=config).validate_python
+                break
+            except Exception:  # a type pydantic cannot validate: the value goes through as is
+                continue
+    return checks
 
 
 def _annotated_context(fn: Callable[..., Any]) -> str | None:
@@ -176,7 +235,11 @@ def _prepare(
         if not isinstance(arguments, Mapping):
             return _invalid(
                 tool,
-                [ArgumentError("", f"arguments must be a JSON object, got {type(arguments).__name__}")],
+                [
+                    ArgumentError(
+                        "", f"arguments must be a JSON object, got {type(arguments).__name__}"
+                    )
+                ],
                 call_id,
                 started,
             )
@@ -191,7 +254,7 @@ def _prepare(
             ", ".join(sorted(overrides)),
         )
     extra = options.extra_args or tool.extra_args
-    if extra == "ignore" and tool.extra_args == "reject" and plan.params:
+    if extra == "ignore" and tool.extra_args == "reject" and plan.closed:
         arguments = {k: v for k, v in arguments.items() if k in plan.params}
     for name, kind in plan.bool_sensitive:
         value = arguments.get(name)
@@ -218,23 +281,46 @@ def _prepare(
         details = getattr(exc, "details", None) or [ArgumentError("", str(exc))]
         return _invalid(tool, list(details), call_id, started)
     if plan.fixed:
+        calls = plan.fixed_calls
         for key, value in plan.fixed.items():
-            kwargs[key] = value() if callable(value) else value
+            kwargs[key] = value() if key in calls else value
         if overrides:
+            problems = _check_overrides(plan, overrides)
+            if problems:
+                return _invalid(tool, problems, call_id, started)
             kwargs.update(overrides)
     ctx = None
     if plan.context_param is not None or options.hooks or tool.require_approval:
         if context is None:
             ctx = ToolContext(call_id=call_id, tool_name=tool.name)
         else:
-            ctx = replace(context, call_id=call_id, tool_name=tool.name)
+            # Each call gets its own cancellation signal: a timeout of one call must not
+            # leave a context the application reuses marked as cancelled.
+            ctx = replace(
+                context, call_id=call_id, tool_name=tool.name, cancel_event=threading.Event()
+            )
         if plan.context_param is not None:
             kwargs[plan.context_param] = ctx
     return kwargs, ctx
 
 
+def _check_overrides(plan: _Plan, overrides: dict[str, Any]) -> list[ArgumentError]:
+    """Validate call-time values that override fixed kwargs, in place; return the problems."""
+    problems: list[ArgumentError] = []
+    for key, value in overrides.items():
+        check = plan.override_checks.get(key)
+        if check is None:
+            continue
+        try:
+            overrides[key] = check(value)
+        except ValidationError as exc:
+            message = "; ".join(e["msg"] for e in exc.errors(include_url=False))
+            problems.append(ArgumentError(key, f"{message} (got {_short(value)})"))
+    return problems
+
+
 def _failure(
-    tool: Tool, exc: BaseException, options: CallOptions, call_id: str, started: float
+    tool: Tool, exc: BaseException, options: CallOptions, call_id: str, started: float, t0: float
 ) -> ToolResult:
     exc_type = type(exc).__qualname__
     if isinstance(exc, ToolError):
@@ -254,18 +340,30 @@ def _failure(
         call_id=call_id,
         exception_type=exc_type,
         started_at=started,
-        duration=time.perf_counter() - started,
+        duration=time.perf_counter() - t0,
     )
 
 
-def _timeout_result(tool: Tool, call_id: str, started: float) -> ToolResult:
+def _timeout_result(tool: Tool, call_id: str, started: float, t0: float = 0.0) -> ToolResult:
     return error_result(
         "timeout",
         f"Tool '{tool.name}' timed out after {tool.timeout:g} seconds.",
         tool_name=tool.name,
         call_id=call_id,
         started_at=started,
+        duration=time.perf_counter() - t0 if t0 else 0.0,
     )
+
+
+class _TimedOut(Exception):
+    """The tool's own ``timeout`` expired (internal).
+
+    A ``TimeoutError`` raised by the tool's code is an ordinary failure, not a timeout result.
+    """
+
+
+class _Refused(Exception):
+    """A call refused before it ran (internal)."""
 
 
 async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
@@ -300,10 +398,8 @@ async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext 
             if state["abandoned"]:
                 tool._abandoned -= 1
                 return
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop may have closed
             loop.call_soon_threadsafe(settle, ok, payload)
-        except RuntimeError:  # the loop has closed
-            pass
 
     threading.Thread(target=target, name=f"toolpacks:{tool.name}", daemon=True).start()
     try:
@@ -318,10 +414,6 @@ async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext 
         raise
 
 
-class _Refused(Exception):
-    """A call refused before it ran (internal)."""
-
-
 async def _call(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
     kind = tool.kind
     if kind == "coroutine":
@@ -331,29 +423,30 @@ async def _call(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> 
             return await _run_sync_thread(tool, kwargs, ctx)
         loop = asyncio.get_running_loop()
         cv = contextvars.copy_context()
-        future = loop.run_in_executor(None, functools.partial(cv.run, tool.fn, **kwargs))
-        try:
-            return await future
-        except asyncio.CancelledError:
-            if ctx is not None:
-                ctx.cancel()
-            raise
+        return await loop.run_in_executor(None, functools.partial(cv.run, tool.fn, **kwargs))
     raise AssertionError(kind)  # generators are handled by the callers
+
+
+async def _timed(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
+    """Await ``coro_fn()`` under the tool's timeout; its expiry raises ``_TimedOut``."""
+    if tool.timeout is None:
+        return await coro_fn()
+    scope = asyncio.timeout(tool.timeout)
+    try:
+        async with scope:
+            return await coro_fn()
+    except TimeoutError:
+        if scope.expired():
+            raise _TimedOut from None
+        raise
 
 
 async def _guarded(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
     """Apply the tool's lock and timeout around ``coro_fn()`` (the function call only)."""
-    lock = tool.lock.get() if tool.lock is not None else None
-    if lock is not None:
-        async with lock:
-            if tool.timeout is None:
-                return await coro_fn()
-            async with asyncio.timeout(tool.timeout):
-                return await coro_fn()
-    if tool.timeout is None:
-        return await coro_fn()
-    async with asyncio.timeout(tool.timeout):
-        return await coro_fn()
+    if tool.lock is not None:
+        async with tool.lock.get():
+            return await _timed(tool, coro_fn)
+    return await _timed(tool, coro_fn)
 
 
 async def _before_hooks(
@@ -382,6 +475,16 @@ async def _error_hooks(
         await call_hook(hook, tool=tool, exc=exc, context=ctx)
 
 
+def _unbound_result(tool: Tool, call_id: str, started: float) -> ToolResult:
+    return error_result(
+        "tool_error",
+        f"Tool '{tool.name}' is a method; use it through an instance of its class.",
+        tool_name=tool.name,
+        call_id=call_id,
+        started_at=started,
+    )
+
+
 async def invoke(
     tool: Tool,
     arguments: Mapping[str, Any] | str | bytes | None,
@@ -397,48 +500,63 @@ async def invoke(
     if type(prepared) is ToolResult:
         return prepared
     kwargs, ctx = prepared  # type: ignore[misc]
-    sig = tool.signature
-    if sig is not None and sig.skips_first and tool._bound_to is None:
-        return error_result(
-            "tool_error",
-            f"Tool '{tool.name}' is a method; use it through an instance of its class.",
-            tool_name=tool.name,
-            call_id=call_id,
-            started_at=started,
-        )
+    if tool._plan.unbound:
+        return _unbound_result(tool, call_id, started)
     hooked = bool(tool.hooks) or bool(options.hooks)
     if hooked:
         await _before_hooks(tool, kwargs, ctx, options)
     meta = tool.metadata
     meta.start = started
+    hook_errors: list[BaseException] | None = None
     try:
-        if tool.kind in ("generator", "async_generator"):
-            items: list[Any] = []
-            async for item in _iterate(tool, kwargs, ctx, options, items):
-                pass
-            value: Any = items[-1] if items else None
-            after_payload: Any = items
-        elif tool.lock is None and tool.timeout is None:
-            value = await (tool.fn(**kwargs) if tool.kind == "coroutine" else _call(tool, kwargs, ctx))
-            after_payload = value
-        else:
-            value = await _guarded(tool, lambda: _call(tool, kwargs, ctx))
-            after_payload = value
-    except TimeoutError:
+        try:
+            if tool.kind in ("generator", "async_generator"):
+                items: list[Any] = []
+                hook_errors = []
+                async with contextlib.aclosing(
+                    _iterate(tool, kwargs, ctx, options, items, hook_errors)
+                ) as iterator:
+                    async for _ in iterator:
+                        pass
+                value: Any = items[-1] if items else None
+                after_payload: Any = items
+                produced = bool(items)  # an empty generator has no item to check
+            elif tool.lock is None and tool.timeout is None:
+                value = await (
+                    tool.fn(**kwargs) if tool.kind == "coroutine" else _call(tool, kwargs, ctx)
+                )
+                after_payload = value
+                produced = True
+            else:
+                value = await _guarded(tool, lambda: _call(tool, kwargs, ctx))
+                after_payload = value
+                produced = True
+        finally:
+            meta.end = time.time()
+    except _TimedOut:
         if ctx is not None:
             ctx.cancel()
-        meta.end = time.time()
-        return _timeout_result(tool, call_id, started)
+        return _timeout_result(tool, call_id, started, t0)
     except _Refused as exc:
-        meta.end = time.time()
-        return error_result("denied", str(exc), tool_name=tool.name, call_id=call_id)
+        return error_result(
+            "denied",
+            str(exc),
+            tool_name=tool.name,
+            call_id=call_id,
+            started_at=started,
+            duration=time.perf_counter() - t0,
+        )
+    except asyncio.CancelledError:
+        if ctx is not None:
+            ctx.cancel()
+        raise
     except Exception as exc:
-        meta.end = time.time()
+        if hook_errors and exc is hook_errors[0]:
+            raise  # an on_yield hook failed: hook exceptions are not swallowed
         if hooked:
             await _error_hooks(tool, exc, ctx, options)
-        return _failure(tool, exc, options, call_id, started)
-    meta.end = time.time()
-    if tool.validate_output and tool._output_schema is not None:
+        return _failure(tool, exc, options, call_id, started, t0)
+    if tool.validate_output and tool._output_schema is not None and produced:
         problem = _check_output(tool, value)
         if problem is not None:
             return error_result(
@@ -448,6 +566,7 @@ async def invoke(
                 tool_name=tool.name,
                 call_id=call_id,
                 started_at=started,
+                duration=time.perf_counter() - t0,
             )
     result = ToolResult(
         value,
@@ -476,23 +595,23 @@ def _truncate(result: ToolResult, limit: int) -> None:
         result._content = text[:limit] + marker
 
 
-_OUTPUT_ADAPTERS: dict[int, TypeAdapter[Any]] = {}
+_PLAIN_OUTPUTS = (str, int, float, bool, dict, list)
 
 
 def _check_output(tool: Tool, value: Any) -> str | None:
+    """Why ``value`` breaks the tool's declared output type, or None when it does not."""
     out_type = tool._output_type
-    if out_type in (str, int, float, bool, dict, list):
-        if isinstance(value, out_type) and not (out_type in (int, float) and isinstance(value, bool)):
+    if out_type in _PLAIN_OUTPUTS:
+        if isinstance(value, out_type) and not (
+            out_type in (int, float) and isinstance(value, bool)
+        ):
             return None
         if out_type is float and type(value) is int:
             return None
         return f"expected {out_type.__name__}, got {type(value).__name__}"
-    adapter = _OUTPUT_ADAPTERS.get(id(tool))
+    adapter = tool._output_adapter
     if adapter is None:
-        try:
-            adapter = _OUTPUT_ADAPTERS[id(tool)] = TypeAdapter(out_type)
-        except Exception:
-            return None
+        return None
     try:
         adapter.validate_python(value, strict=False)
     except ValidationError as exc:
@@ -506,40 +625,54 @@ async def _iterate(
     ctx: ToolContext | None,
     options: CallOptions,
     items: list[Any],
-) -> AsyncIterator[Any]:
-    """Iterate a generator tool under its lock and timeout, firing on_yield per item."""
+    hook_errors: list[BaseException],
+) -> AsyncGenerator[Any, None]:
+    """Iterate a generator tool under its lock and timeout, firing on_yield per item.
+
+    The lock covers the iteration and the on_yield hooks. An exception raised by a hook is
+    recorded in ``hook_errors`` before it propagates, so callers can tell it from a failure
+    of the tool. The timeout bounds the whole iteration; its expiry raises ``_TimedOut``.
+    """
     lock = tool.lock.get() if tool.lock is not None else None
     if lock is not None:
         await lock.acquire()
-    deadline = None if tool.timeout is None else time.monotonic() + tool.timeout
     try:
-        agen = _items(tool, kwargs)
-        try:
+        deadline = None
+        if tool.timeout is not None:
+            deadline = asyncio.get_running_loop().time() + tool.timeout
+        async with contextlib.aclosing(_items(tool, kwargs)) as agen:
             while True:
                 try:
                     if deadline is None:
                         item = await agen.__anext__()
                     else:
-                        async with asyncio.timeout_at(
-                            asyncio.get_running_loop().time() + (deadline - time.monotonic())
-                        ):
-                            item = await agen.__anext__()
+                        scope = asyncio.timeout_at(deadline)
+                        try:
+                            async with scope:
+                                item = await agen.__anext__()
+                        except TimeoutError:
+                            if scope.expired():
+                                raise _TimedOut from None
+                            raise
                 except StopAsyncIteration:
                     break
                 items.append(item)
-                for hook in tool.hooks.on_yield:
-                    await call_hook(hook, item)
-                for hook in options.hooks.on_yield:
-                    await call_hook(hook, tool=tool, item=item, context=ctx)
+                try:
+                    for hook in tool.hooks.on_yield:
+                        await call_hook(hook, item)
+                    for hook in options.hooks.on_yield:
+                        await call_hook(hook, tool=tool, item=item, context=ctx)
+                except Exception as exc:
+                    hook_errors.append(exc)
+                    raise
                 yield item
-        finally:
-            await agen.aclose()
     finally:
         if lock is not None:
             lock.release()
 
 
-async def _items(tool: Tool, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+async def _items(tool: Tool, kwargs: dict[str, Any]) -> AsyncGenerator[Any, None]:
+    """The items of a generator tool; a sync generator advances in worker threads."""
     if tool.kind == "async_generator":
         agen = tool.fn(**kwargs)
         try:
@@ -550,15 +683,41 @@ async def _items(tool: Tool, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         return
     gen = tool.fn(**kwargs)
     loop = asyncio.get_running_loop()
+    cv = contextvars.copy_context()
     done = object()
+    guard = threading.Lock()
+    # A step abandoned by a timeout or cancellation is still running in its thread, and a
+    # running generator cannot be closed: the step closes it when it returns.
+    state = {"running": False, "closed": False}
+
+    def finish() -> bool:
+        with guard:
+            state["running"] = False
+            return state["closed"]
+
+    def step() -> Any:
+        with guard:
+            if state["closed"]:
+                return done
+            state["running"] = True
+        try:
+            return cv.run(next, gen, done)
+        finally:
+            if finish():  # abandoned while running: close it now that it has stopped
+                gen.close()
+
     try:
         while True:
-            item = await loop.run_in_executor(None, next, gen, done)
+            item = await loop.run_in_executor(None, step)
             if item is done:
                 return
             yield item
     finally:
-        gen.close()
+        with guard:
+            state["closed"] = True
+            running = state["running"]
+        if not running:
+            gen.close()
 
 
 async def stream(
@@ -569,42 +728,77 @@ async def stream(
 ) -> AsyncIterator[Any]:
     """Yield the items of a generator tool as they are produced; see ``Tool.stream``."""
     if not tool.is_generator:
-        raise WrongRunMethodError(
-            f"tool {tool.name!r} is not a generator; use `await tool.invoke(...)` instead of "
-            "`tool.stream(...)`"
-        )
+        raise _wrong_run_method(tool)
     options = options or DEFAULT_OPTIONS
     started = time.time()
+    t0 = time.perf_counter()
     call_id = context.call_id if context is not None and context.call_id else _next_call_id()
     prepared = _prepare(tool, arguments, context, options, call_id, started)
     if isinstance(prepared, ToolResult):
         raise InvalidArgumentsError(prepared)
+    if tool._plan.unbound:
+        raise InvalidArgumentsError(_unbound_result(tool, call_id, started))
     kwargs, ctx = prepared
     await _before_hooks(tool, kwargs, ctx, options)
     items: list[Any] = []
-    tool.metadata.start = started
+    hook_errors: list[BaseException] = []
+    meta = tool.metadata
+    meta.start = started
     try:
-        async for item in _iterate(tool, kwargs, ctx, options, items):
-            yield item
+        try:
+            async with contextlib.aclosing(
+                _iterate(tool, kwargs, ctx, options, items, hook_errors)
+            ) as iterator:
+                async for item in iterator:
+                    yield item
+        finally:
+            meta.end = time.time()
     except GeneratorExit:
         # The consumer stopped early (and closed the stream): after hooks see the partial list.
-        tool.metadata.end = time.time()
-        await _after_stream(tool, items, call_id, ctx, options)
+        await _after_stream(tool, items, call_id, ctx, options, started, t0)
+        raise
+    except _TimedOut:
+        if ctx is not None:
+            ctx.cancel()
+        raise TimeoutError(
+            f"Tool '{tool.name}' timed out after {tool.timeout:g} seconds."
+        ) from None
+    except asyncio.CancelledError:
+        if ctx is not None:
+            ctx.cancel()
         raise
     except Exception as exc:
-        tool.metadata.end = time.time()
-        await _error_hooks(tool, exc, ctx, options)
+        if not (hook_errors and exc is hook_errors[0]):
+            await _error_hooks(tool, exc, ctx, options)
         raise
-    tool.metadata.end = time.time()
-    await _after_stream(tool, items, call_id, ctx, options)
+    await _after_stream(tool, items, call_id, ctx, options, started, t0)
+
+
+def _wrong_run_method(tool: Tool) -> WrongRunMethodError:
+    return WrongRunMethodError(
+        f"tool {tool.name!r} is not a generator; use `await tool.invoke(...)` instead of "
+        "`tool.stream(...)`"
+    )
 
 
 async def _after_stream(
-    tool: Tool, items: list[Any], call_id: str, ctx: ToolContext | None, options: CallOptions
+    tool: Tool,
+    items: list[Any],
+    call_id: str,
+    ctx: ToolContext | None,
+    options: CallOptions,
+    started: float,
+    t0: float,
 ) -> None:
     for hook in tool.hooks.after:
         await call_hook(hook, items)
     if options.hooks.after:
-        result = ToolResult(items[-1] if items else None, tool_name=tool.name, call_id=call_id)
+        result = ToolResult(
+            items[-1] if items else None,
+            tool_name=tool.name,
+            call_id=call_id,
+            started_at=started,
+            duration=time.perf_counter() - t0,
+        )
         for hook in options.hooks.after:
             await call_hook(hook, tool=tool, result=result, context=ctx)

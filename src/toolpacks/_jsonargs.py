@@ -48,9 +48,7 @@ def _check_depth(text: str, max_depth: int) -> None:
         if match.group() in "[{":
             depth += 1
             if depth > max_depth:
-                raise ArgumentsParseError(
-                    f"arguments are nested more than {max_depth} levels deep"
-                )
+                raise ArgumentsParseError(f"arguments are nested more than {max_depth} levels deep")
         else:
             depth -= 1
 
@@ -108,9 +106,10 @@ def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) 
     max_digits = limits.max_int_digits
 
     def _int(literal: str) -> int:
-        if len(literal.lstrip("-")) > max_digits:
+        digits = len(literal.lstrip("-"))
+        if digits > max_digits:
             raise ArgumentsParseError(
-                f"integer with {len(literal)} digits is too long (limit {max_digits})"
+                f"integer with {digits} digits is too long (limit {max_digits})"
             )
         return int(literal)
 

@@ -63,8 +63,8 @@ def render_value(value: Any) -> str:
 class ToolResult:
     """The result of ``Tool.invoke`` or ``Toolset.call``: never an exception.
 
-    Treat it as a value: do not modify it. ``content`` is the text a model receives; ``value`` is the raw
-    return value for the application.
+    Treat it as a value: do not modify it. ``content`` is the text a model receives; ``value``
+    is the raw return value for the application.
     """
 
     __slots__ = (
@@ -155,7 +155,9 @@ class ToolResult:
             out["error"] = {
                 "kind": self.error.kind,
                 "message": self.error.message,
-                "details": [{"argument": d.argument, "message": d.message} for d in self.error.details],
+                "details": [
+                    {"argument": d.argument, "message": d.message} for d in self.error.details
+                ],
             }
         return out
 
@@ -197,4 +199,3 @@ def error_result(
         started_at=started_at,
         duration=duration,
     )
-

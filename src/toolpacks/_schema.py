@@ -8,25 +8,25 @@ adapter, with pydantic's titles removed and the signature's defaults and descrip
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
 from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter
-from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError, SchemaError, to_jsonable_python
-from typing_extensions import NotRequired, Required, TypedDict
+from typing_extensions import TypedDict
 
 from toolpacks._context import ToolContext
 from toolpacks._docstrings import parse_docstring
 from toolpacks._jsonschema import drop_titles
 from toolpacks.exceptions import ToolDefinitionError
 
-__all__ = ["ExtraArgs", "Signature", "analyze", "output_type_of"]
+__all__ = ["ExtraArgs", "Signature", "analyze", "output_of", "output_schema_of", "output_type_of"]
 
 ExtraArgs = Literal["reject", "ignore"]
 """What to do with arguments a tool does not declare: refuse the call, or drop them."""
@@ -93,15 +93,37 @@ def _bool_kind(annotation: Any) -> str | None:
     return None
 
 
+def unwrap_partial(fn: Any) -> Any:
+    """The function under any ``functools.partial`` layers (it has the name and docstring)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def docstring_of(fn: Callable[..., Any]) -> str | None:
+    """The cleaned docstring that describes ``fn`` (a partial's function's), if any."""
+    if inspect.isclass(fn):
+        return None
+    return inspect.getdoc(unwrap_partial(fn))
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a (pydantic) error message: the reason without the advice."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    # pydantic's advice (allow arbitrary types) does not apply to tool parameters.
+    return line.split(". Set `arbitrary_types_allowed", 1)[0]
+
+
 def _fn_label(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
 def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     """Resolve a callable's annotations (string annotations included), or explain why not."""
-    target = fn
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)) and callable(fn):
-        target = type(fn).__call__
+    target = unwrap_partial(fn)
+    if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
+        target = type(target).__call__
     try:
         return typing.get_type_hints(target, include_extras=True)
     except NameError as exc:
@@ -127,12 +149,12 @@ def _defining_locals(target: Any) -> dict[str, Any]:
     code = getattr(getattr(target, "__func__", target), "__code__", None)
     if code is None:
         return {}
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     depth = 0
     while frame is not None and depth < 64:
         if code in frame.f_code.co_consts:
             merged: dict[str, Any] = {}
-            outer = frame
+            outer: types.FrameType | None = frame
             while outer is not None:
                 for key, value in outer.f_locals.items():
                     merged.setdefault(key, value)
@@ -140,7 +162,7 @@ def _defining_locals(target: Any) -> dict[str, Any]:
                 if outer is not None and outer.f_code.co_name == "<module>":
                     break
             return merged
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         depth += 1
     return {}
 
@@ -183,7 +205,7 @@ def analyze(
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"tool function {label!r}: no signature ({exc})") from exc
     hints = type_hints(fn)
-    doc = parse_docstring(inspect.getdoc(fn) if not inspect.isclass(fn) else None)
+    doc = parse_docstring(docstring_of(fn), cleaned=True)
     fields: dict[str, Any] = {}
     defaults: dict[str, Any] = {}
     str_descriptions: dict[str, str] = {}
@@ -209,7 +231,9 @@ def analyze(
             skips_first = True
             continue
         annotation = hints.get(name, inspect.Parameter.empty)
-        if name == context or (annotation is not inspect.Parameter.empty and _is_context(annotation)):
+        if name == context or (
+            annotation is not inspect.Parameter.empty and _is_context(annotation)
+        ):
             if context_param is not None:
                 raise ToolDefinitionError(
                     f"tool function {label!r}: parameters {context_param!r} and {name!r} both "
@@ -247,7 +271,7 @@ def analyze(
         if param.kind is param.VAR_KEYWORD:
             var_keyword = True
             continue
-        base, meta = _split_annotated(annotation)
+        _, meta = _split_annotated(annotation)
         for item in meta:
             if isinstance(item, str):
                 str_descriptions[name] = item
@@ -270,8 +294,10 @@ def analyze(
     else:
         return_annotation = hints["return"]
     typed_dict = _make_typed_dict(label, fields)
-    extra = "allow" if var_keyword else ("forbid" if extra_args == "reject" else "ignore")
-    typed_dict.__pydantic_config__ = ConfigDict(  # type: ignore[attr-defined]
+    extra: Literal["allow", "forbid", "ignore"] = (
+        "allow" if var_keyword else ("forbid" if extra_args == "reject" else "ignore")
+    )
+    typed_dict.__pydantic_config__ = ConfigDict(
         extra=extra, strict=strict, arbitrary_types_allowed=False
     )
     adapter = _adapter(label, typed_dict, fields)
@@ -314,7 +340,8 @@ def _make_typed_dict(label: str, fields: dict[str, Any]) -> Any:
     name = "".join(part.capitalize() for part in label.replace(".", "_").split("_")) or "Args"
     if not name.isidentifier():
         name = "Args"
-    return TypedDict(f"{name}Arguments", fields, total=False)  # type: ignore[operator]
+    make: Any = TypedDict  # the functional form, with fields known only at run time
+    return make(f"{name}Arguments", fields, total=False)
 
 
 def _adapter(label: str, typed_dict: Any, fields: dict[str, Any]) -> TypeAdapter[Any]:
@@ -322,15 +349,17 @@ def _adapter(label: str, typed_dict: Any, fields: dict[str, Any]) -> TypeAdapter
         return TypeAdapter(typed_dict)
     except SchemaError as exc:
         raise ToolDefinitionError(
-            f"tool function {label!r}: a parameter's constraints are invalid ({exc}); fix the "
-            "Field(...) constraints (an uncompilable `pattern`, a wrong bound)"
+            f"tool function {label!r}: a parameter's constraints are invalid "
+            f"({_reason(exc)}); fix the Field(...) constraints (an uncompilable `pattern`, "
+            "a wrong bound)"
         ) from exc
     except (PydanticSchemaGenerationError, TypeError, NameError) as exc:
         bad = _find_bad_param(fields)
         where = f"parameter {bad!r}" if bad else "a parameter"
         raise ToolDefinitionError(
-            f"tool function {label!r}: {where} has a type with no JSON Schema ({exc}); use "
-            "JSON-compatible types (str, int, float, bool, list, dict, Literal, Enum, "
+            f"tool function {label!r}: {where} has a type with no JSON Schema "
+            f"({_reason(exc)}); use JSON-compatible types (str, int, float, bool, list, dict, "
+            "Literal, Enum, "
             "pydantic models, dataclasses, TypedDict)"
         ) from exc
 
@@ -351,8 +380,8 @@ def _json_schema(label: str, adapter: TypeAdapter[Any], fields: dict[str, Any]) 
         bad = _find_bad_param(fields)
         where = f"parameter {bad!r}" if bad else "a parameter"
         raise ToolDefinitionError(
-            f"tool function {label!r}: {where} has a type with no JSON Schema ({exc}); use "
-            "JSON-compatible types instead"
+            f"tool function {label!r}: {where} has a type with no JSON Schema "
+            f"({_reason(exc)}); use JSON-compatible types instead"
         ) from exc
     schema = drop_titles(schema)
     schema.setdefault("properties", {})
@@ -369,14 +398,28 @@ def output_type_of(return_annotation: Any, *, generator: bool) -> Any:
 
 def output_schema_of(label: str, output_type: Any) -> dict[str, Any] | None:
     """The JSON Schema of a tool's output type, or None when it has none (``Any``, missing)."""
+    return output_of(label, output_type)[0]
+
+
+def output_of(
+    label: str, output_type: Any
+) -> tuple[dict[str, Any] | None, TypeAdapter[Any] | None]:
+    """The JSON Schema of a tool's output type and a validator for it, built once.
+
+    Both are None when the output is not typed (no annotation, ``Any``, ``None``).
+
+    Raises:
+        ToolDefinitionError: The type has no JSON Schema.
+    """
     if output_type is inspect.Parameter.empty or output_type is Any:
-        return None
+        return None, None
     if output_type is None or output_type is type(None):
-        return None
+        return None, None
     try:
-        return drop_titles(TypeAdapter(output_type).json_schema(mode="serialization"))
+        adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+        return drop_titles(adapter.json_schema(mode="serialization")), adapter
     except Exception as exc:
         raise ToolDefinitionError(
             f"tool function {label!r}: its return type {output_type!r} has no JSON Schema "
-            f"({exc}); return a JSON-compatible type or annotate `-> Any`"
+            f"({_reason(exc)}); return a JSON-compatible type or annotate `-> Any`"
         ) from exc

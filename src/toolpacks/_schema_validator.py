@@ -10,12 +10,15 @@ those of typed tools. Nested structure beyond the top level is checked by type o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, Required
 
 from pydantic import ConfigDict, TypeAdapter
-from typing_extensions import NotRequired, Required, TypedDict
+from typing_extensions import TypedDict
 
 __all__ = ["schema_validator"]
+
+# Typed as Any: the functional form is called with a dict built at run time.
+_TypedDict: Any = TypedDict
 
 _TYPES: dict[str, Any] = {
     "string": str,
@@ -49,11 +52,14 @@ def _python_type(prop: Any) -> Any:
 
 
 def schema_validator(
-    schema: dict[str, Any], extra_args: Literal["reject", "ignore"] = "reject"
+    schema: dict[str, Any],
+    extra_args: Literal["reject", "ignore"] = "reject",
+    strict: bool = False,
 ) -> Callable[[Any], dict[str, Any]]:
     """A function validating an arguments dict against ``schema``; it fills in defaults.
 
-    Raises ``pydantic.ValidationError`` for invalid arguments, like typed tools.
+    Raises ``pydantic.ValidationError`` for invalid arguments, like typed tools. ``strict``
+    refuses coercion (``"3"`` for an integer); the types here are all JSON types.
     """
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or ())
@@ -65,12 +71,13 @@ def schema_validator(
         if isinstance(prop, dict) and "default" in prop:
             defaults[name] = prop["default"]
     open_object = schema.get("additionalProperties") not in (False, None) or not properties
+    extra: Literal["allow", "forbid", "ignore"]
     if open_object and schema.get("additionalProperties") is not False:
         extra = "allow"
     else:
         extra = "forbid" if extra_args == "reject" else "ignore"
-    typed = TypedDict("SchemaArguments", fields, total=False)  # type: ignore[operator]
-    typed.__pydantic_config__ = ConfigDict(extra=extra)  # type: ignore[attr-defined]
+    typed = _TypedDict("SchemaArguments", fields, total=False)
+    typed.__pydantic_config__ = ConfigDict(extra=extra, strict=strict)
     adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(typed)
 
     def validate(arguments: Any) -> dict[str, Any]:

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import inspect
+import os
 import re
+import sys
 import threading
 import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from toolpacks._hooks import ToolHooks
-from toolpacks._schema import ExtraArgs, Signature, analyze, output_schema_of, output_type_of
+from toolpacks._schema import (
+    ExtraArgs,
+    Signature,
+    analyze,
+    docstring_of,
+    output_of,
+    output_type_of,
+    unwrap_partial,
+)
 from toolpacks.exceptions import ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -129,8 +141,10 @@ class ToolLock:
 
 
 def _kind_of(fn: Callable[..., Any]) -> Kind:
-    target = fn
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)) and callable(fn):
+    # Functions, methods and partials are inspected themselves (``inspect`` unwraps
+    # partials); other callables by their ``__call__``.
+    target: Any = fn
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, functools.partial)):
         target = type(fn).__call__
     if inspect.isasyncgenfunction(target):
         return "async_generator"
@@ -143,9 +157,7 @@ def _kind_of(fn: Callable[..., Any]) -> Kind:
 
 def _check_name(name: object, label: str) -> str:
     if not isinstance(name, str):
-        raise ToolDefinitionError(
-            f"tool {label!r}: name must be a str, got {type(name).__name__}"
-        )
+        raise ToolDefinitionError(f"tool {label!r}: name must be a str, got {type(name).__name__}")
     if not _NAME.match(name):
         raise ToolDefinitionError(
             f"tool {label!r}: name {name!r} is not a valid tool name; use 1-64 letters, digits, "
@@ -180,8 +192,10 @@ _OPTION_NAMES = frozenset(
 
 
 class Tool:
-    """A callable a model can use: a function with a name, a description, a JSON Schema for
-    its input, validation, metadata and hooks.
+    """A callable a model can use, with a name, a description, an input schema and hooks.
+
+    It adds to a function what a model needs: a JSON Schema for its input, validation,
+    metadata and hooks.
 
     Make one with ``@tool`` or by hand, ``Tool(fn, name=..., description=...)``. Calling it
     directly calls the original function, unchanged; ``await t.invoke(arguments)`` validates
@@ -256,7 +270,8 @@ class Tool:
             raise ToolDefinitionError("Tool(...) needs a function: Tool(fn, name=...)")
         if input_schema is None and parameters is not None:
             input_schema = parameters
-        label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        named = unwrap_partial(fn)
+        label = getattr(named, "__qualname__", None) or getattr(named, "__name__", None) or repr(fn)
         if inspect.isclass(fn):
             raise ToolDefinitionError(
                 f"tool {label!r}: a class cannot be a tool; decorate a function or method, "
@@ -268,34 +283,42 @@ class Tool:
             raise ToolDefinitionError(
                 f"tool {label!r}: extra_args={extra_args!r}; use 'reject' or 'ignore'"
             )
-        if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
             raise ToolDefinitionError(f"tool {label!r}: timeout must be a positive number")
         self.fn = fn
         self.kind = _kind_of(fn)
-        self.name = _check_name(name if name is not None else getattr(fn, "__name__", ""), label)
+        self.name = _check_name(name if name is not None else getattr(named, "__name__", ""), label)
         fixed = dict(fixed_kwargs or {})
         self._check_fixed(fn, label, fixed)
         self.fixed_kwargs = fixed
         explicit_schema = dict(input_schema) if input_schema is not None else None
         self._signature: Signature | None = None
         if explicit_schema is None or _is_typed(fn):
-            self._signature = analyze(
-                fn,
-                exclude=frozenset(fixed),
-                extra_args=extra_args,
-                strict=strict,
-                context=context,
-                is_generator=self.kind in ("generator", "async_generator"),
-            )
+            try:
+                self._signature = analyze(
+                    fn,
+                    exclude=frozenset(fixed),
+                    extra_args=extra_args,
+                    strict=strict,
+                    context=context,
+                    is_generator=self.kind in ("generator", "async_generator"),
+                )
+            except ToolDefinitionError:
+                # An explicit schema is used verbatim and suppresses inference: arguments are
+                # then validated against it, whatever the annotations say.
+                if explicit_schema is None:
+                    raise
         self._explicit_schema = explicit_schema
         doc_description = self._signature.description if self._signature else ""
         if description is None:
-            if not (inspect.getdoc(fn) or "").strip():
+            if not (docstring_of(fn) or "").strip():
                 warnings.warn(
                     f"tool {self.name!r} has no docstring; its description falls back to its "
                     "name. Add a docstring saying what it does and when to use it.",
                     MissingDocstringWarning,
-                    stacklevel=3,
+                    stacklevel=_user_stacklevel(),
                 )
             description = doc_description or self.name
         self.description = description
@@ -305,7 +328,11 @@ class Tool:
         self.instructions = instructions
         self.timeout = timeout
         self.require_approval = bool(require_approval)
-        self.allowed_agents = None if allowed_agents is None else frozenset(allowed_agents)
+        self.allowed_agents = (
+            None
+            if allowed_agents is None
+            else frozenset({allowed_agents} if isinstance(allowed_agents, str) else allowed_agents)
+        )
         self.lock = ToolLock() if lock else None
         self.extra_args = extra_args
         self.strict = strict
@@ -317,7 +344,6 @@ class Tool:
         self.metadata = ToolMetadata(self)
         self._subtools: dict[str, Tool] = {}
         self._bound_to: object | None = None
-        self._output_schema: dict[str, Any] | None = None
         self._output_type = (
             output_type_of(
                 self._signature.return_annotation,
@@ -326,18 +352,19 @@ class Tool:
             if self._signature
             else inspect.Parameter.empty
         )
-        self._output_schema = output_schema_of(label, self._output_type)
-        self._input_schema = explicit_schema or (
-            self._signature.input_schema if self._signature else {"type": "object"}
+        output_schema, self._output_adapter = output_of(label, self._output_type)
+        self._output_schema: dict[str, Any] | None = output_schema
+        self._input_schema = (
+            explicit_schema
+            if explicit_schema is not None
+            else (self._signature.input_schema if self._signature else {"type": "object"})
         )
         self._abandoned = 0
         self._abandoned_lock = threading.Lock()
         self._plan: Any = None
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-            try:
+            with contextlib.suppress(AttributeError):
                 setattr(self, attr, getattr(fn, attr))
-            except AttributeError:
-                pass
         self.__wrapped__ = fn
 
     # -- definition helpers -------------------------------------------------------------------
@@ -439,8 +466,10 @@ class Tool:
             WrongRunMethodError: The tool is not a generator (use ``invoke``).
             InvalidArgumentsError: The arguments do not validate.
         """
-        from toolpacks._invoke import stream
+        from toolpacks._invoke import _wrong_run_method, stream
 
+        if not self.is_generator:
+            raise _wrong_run_method(self)
         return stream(self, arguments, context, options)
 
     # -- hooks --------------------------------------------------------------------------------
@@ -471,7 +500,9 @@ class Tool:
     def subtool(self, fn: Callable[..., Any], /) -> Tool: ...
 
     @overload
-    def subtool(self, fn: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], Tool]: ...
+    def subtool(
+        self, fn: None = None, /, **options: Any
+    ) -> Callable[[Callable[..., Any]], Tool]: ...
 
     def subtool(
         self, fn: Callable[..., Any] | None = None, /, **options: Any
@@ -552,9 +583,7 @@ class Tool:
         new.__dict__.update(self.__dict__)
         new.metadata = ToolMetadata(new)
         for key, value in changes.items():
-            if key == "tags":
-                value = frozenset(value)
-            elif key == "allowed_agents" and value is not None:
+            if key == "tags" or (key == "allowed_agents" and value is not None):
                 value = frozenset(value)
             elif key == "name":
                 value = _check_name(value, self.name)
@@ -566,6 +595,19 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<Tool {self.scoped_name!r}>"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel() -> int:
+    """The ``warnings`` stacklevel of the nearest frame outside toolpacks: the definition."""
+    frame = sys._getframe(2)  # the frame calling warnings.warn is level 1
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def _is_typed(fn: Callable[..., Any]) -> bool:
@@ -585,9 +627,7 @@ def _build(fn: Callable[..., Any], options: Mapping[str, Any], parent: Tool | No
     known = {k: v for k, v in options.items() if k in _OPTION_NAMES}
     fixed = {k: v for k, v in options.items() if k not in _OPTION_NAMES}
     if "name" in known and not isinstance(known["name"], str):
-        raise ToolDefinitionError(
-            f"tool name must be a str, got {type(known['name']).__name__}"
-        )
+        raise ToolDefinitionError(f"tool name must be a str, got {type(known['name']).__name__}")
     return Tool(fn, fixed_kwargs=fixed, parent=parent, **known)
 
 

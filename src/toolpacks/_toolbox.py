@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from toolpacks._tool import Tool
+from toolpacks.exceptions import ToolConflictError
 
 __all__ = ["Toolbox"]
 
@@ -34,23 +35,36 @@ class Toolbox:
     """Tags added to every tool of the toolbox."""
 
     def tools(self) -> list[Tool]:
-        """The tools of this instance, in definition order (base classes first)."""
-        out: list[Tool] = []
-        seen: set[str] = set()
+        """The tools of this instance, in definition order (base classes first).
+
+        A method overridden in a subclass gives the subclass's tool, in the base's place.
+
+        Raises:
+            ToolConflictError: Two methods give tools of the same name.
+        """
+        names: list[str] = []
         for klass in reversed(type(self).__mro__):
             if klass is object or klass is Toolbox or not issubclass(klass, Toolbox):
                 continue
-            for attr, value in vars(klass).items():
-                if attr.startswith("_") or attr in seen:
-                    continue
-                if isinstance(value, Tool):
-                    seen.add(attr)
-                    out.append(value.__get__(self, type(self)))
-                elif inspect.isfunction(value):
-                    seen.add(attr)
-                    bound = Tool(getattr(self, attr))
-                    out.append(bound)
+            names.extend(a for a in vars(klass) if not a.startswith("_") and a not in names)
+        out: list[Tool] = []
+        by_name: dict[str, str] = {}
+        for attr in names:
+            value = inspect.getattr_static(type(self), attr)  # the most derived definition
+            if isinstance(value, Tool):
+                made = value.__get__(self, type(self))
+            elif inspect.isfunction(value):
+                made = Tool(getattr(self, attr))
+            else:
+                continue
+            if made.name in by_name:
+                raise ToolConflictError(
+                    f"toolbox {type(self).__name__}: methods {by_name[made.name]!r} and "
+                    f"{attr!r} both define a tool named {made.name!r}; rename one with "
+                    "@tool(name=...)"
+                )
+            by_name[made.name] = attr
+            out.append(made)
         if self.toolbox_tags:
             out = [t.replace(tags=t.tags | self.toolbox_tags) for t in out]
-        by_name = {t.name: t for t in out}
-        return [by_name[t.name] for t in out if by_name[t.name] is t]
+        return out

@@ -1,0 +1,507 @@
+"""Turn ``bench/results/*.json`` into ``docs/benchmarks.md`` and the figures in ``bench/README.md``.
+
+Reads ``core.json`` (bench_core.py), ``peers.json`` (bench_peers.py), ``install.json``
+(run.sh), ``profile_invoke.json`` (profile_invoke.py) and, when present, the results of
+``bench/bench_discovery.py`` (any ``discovery*.json``). Missing files leave their section out.
+
+Usage: ``python bench/report.py [--docs docs/benchmarks.md] [--readme bench/README.md]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
+MODES = ("async_dict", "async_json", "sync_dict", "sync_json")
+MODE_HEADERS = {
+    "async_dict": "async, dict",
+    "async_json": "async, JSON",
+    "sync_dict": "sync, dict",
+    "sync_json": "sync, JSON",
+}
+README_START = "<!-- figures:start (written by bench/report.py) -->"
+README_END = "<!-- figures:end -->"
+X = "\u00d7"  # the multiplication sign of the ratios
+DASH = "\u2013"  # an en dash, for ranges
+
+
+def _load(name: str) -> Any:
+    path = RESULTS / name
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+
+
+def _num(value: float, digits: int | None = None) -> str:
+    if digits is None:
+        digits = 2 if abs(value) < 10 else (1 if abs(value) < 100 else 0)
+    return f"{value:,.{digits}f}"
+
+
+def cell(fig: dict[str, Any] | None, *, ratio: bool = True, unit: str = "") -> str:
+    """``median (q1–q3)`` and, with a floor, ``· ratio×``."""  # noqa: RUF002
+    if not fig or not fig.get("n"):
+        return "n/a"
+    text = f"{_num(fig['median'])}{unit} ({_num(fig['q1'])}{DASH}{_num(fig['q3'])})"
+    r = fig.get("ratio")
+    if ratio and r and r.get("n"):
+        text += f" · **{r['median']:.2f}{X}**"
+    return text
+
+
+def ratio_cell(fig: dict[str, Any] | None) -> str:
+    r = (fig or {}).get("ratio")
+    if not r or not r.get("n"):
+        return "n/a"
+    return f"{r['median']:.2f}{X} ({r['q1']:.2f}{DASH}{r['q3']:.2f})"
+
+
+def _last_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def md_table(headers: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out.extend("| " + " | ".join(r) + " |" for r in rows)
+    return "\n".join(out)
+
+
+def machine_section(machine: dict[str, Any], extra_versions: dict[str, Any] | None = None) -> str:
+    versions = dict(machine.get("versions", {}))
+    versions.update(extra_versions or {})
+    lines = [
+        f"- CPU: {machine.get('cpu')} ({machine.get('cores')} cores visible)",
+        f"- Python: {machine.get('python')} ({machine.get('implementation')}), {machine.get('os')}",
+        f"- Load average when the run started: {machine.get('loadavg_at_start')}",
+        f"- Run at: {machine.get('when')}",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v),
+    ]
+    return "\n".join(lines)
+
+
+def targets_section(core: Any, peers: Any) -> str:
+    rows = []
+    if peers:
+        for name, t in peers["targets"].items():
+            value = "n/a" if t["value"] is None else f"{t['value']:.2f}{X}"
+            rows.append([name, value, "met" if t["met"] else "**missed**"])
+    elif core:
+        for name, t in core["targets"].items():
+            rows.append(
+                [
+                    name.replace("_", " "),
+                    f"{t['ratio']:.2f}{X}",
+                    "met" if t["met"] else "**missed**",
+                ]
+            )
+    return md_table(["target", "measured (median ratio)", "status"], rows)
+
+
+def core_section(core: dict[str, Any]) -> str:
+    rows = []
+    for pair in core["invoke"]["pairs"]:
+        fig, floor = pair["figure"], pair["floor_figure"]
+        rows.append(
+            [
+                pair["label"],
+                cell(fig, ratio=False),
+                cell(floor, ratio=False),
+                _num(fig["overhead_us"]),
+                ratio_cell(fig),
+            ]
+        )
+    ref = core["invoke"]["reference"]
+    figs = core["invoke"]["figures"]
+    rows.append(
+        [
+            "async tool, JSON args, against `validate_json` + call",
+            cell(ref["async_json_vs_validate_json"], ratio=False),
+            cell(figs["floor_async_validate_json"], ratio=False),
+            _num(ref["async_json_vs_validate_json"]["overhead_us"]),
+            ratio_cell(ref["async_json_vs_validate_json"]),
+        ]
+    )
+    text = md_table(["per call", "toolpacks µs", "floor µs", "overhead µs", "ratio to floor"], rows)
+    hop = ref["sync_floor_thread_hop"]
+    text += (
+        f"\n\nThe thread hop alone (`to_thread` floor minus the no-thread floor) costs "
+        f"{_num(hop['overhead_us'])} µs per call on this machine: sync figures are dominated by it "
+        "and are far noisier than async ones."
+    )
+    rows = []
+    for pair in core["define"]["pairs"]:
+        rows.append(
+            [
+                pair["label"],
+                cell(pair["figure"], ratio=False),
+                cell(pair["floor_figure"], ratio=False),
+                ratio_cell(pair["figure"]),
+            ]
+        )
+    text += "\n\n" + md_table(["definition", "toolpacks µs", "floor µs", "ratio"], rows)
+    return text
+
+
+def peers_sections(peers: dict[str, Any]) -> list[str]:
+    libs = peers["libraries"]
+    parts = []
+    # definition
+    rows = [
+        [
+            "floor: `TypeAdapter(TypedDict).json_schema()`",
+            cell(peers["define"]["rows"]["small"]["floor"]),
+            cell(peers["define"]["rows"]["rich"]["floor"]),
+        ]
+    ]
+    for lib in libs:
+        rows.append(
+            [
+                lib,
+                cell(peers["define"]["rows"]["small"].get(lib)),
+                cell(peers["define"]["rows"]["rich"].get(lib)),
+            ]
+        )
+    text = (
+        "## 1. Defining a tool\n\nDecorate + JSON Schema, µs per definition, median (IQR)\n"
+        "· ratio to "
+        "the floor.\n"
+        "Small: `add(a: int, b: int) -> int`. Rich: a nested model, `Optional`, `Literal`, `list`, "
+        "`Annotated[T, Field(description=..., ge=...)]`, defaults.\n\n"
+    )
+    text += md_table(["library", "small", "rich"], rows)
+    for lib, note in peers["define"].get("notes", {}).items():
+        text += f"\n\n- {lib}: {note}"
+    parts.append(text)
+    # invocation
+    rows = [["floor"] + [cell(peers["invoke"]["rows"][m]["floor"]) for m in MODES]]
+    for lib in libs:
+        rows.append([lib] + [cell(peers["invoke"]["rows"][m].get(lib)) for m in MODES])
+    text = (
+        "## 2. Invoking a tool\n\n`add(a, b)` from a model-style argument dict and from a JSON\n"
+        "string, µs per call, median (IQR) · ratio to the floor of the same run. Floors:\n"
+        "`validate_python(args)` + `await fn(**v)`; `json.loads` first for JSON text;\n"
+        "`await asyncio.to_thread(fn, **v)` for sync functions.\n\n"
+    )
+    text += md_table(["library", *[MODE_HEADERS[m] for m in MODES]], rows)
+    errors = peers["invoke"].get("errors") or {}
+    for lib, err in errors.items():
+        text += f"\n\n- {lib}: invocation failed: `{err}`"
+    parts.append(text)
+    # concurrency
+    conc = peers["concurrency"]
+    rows = [["bare `asyncio.gather` over validate + call", cell(conc["rows"]["floor"], unit="")]]
+    rows.extend([lib, cell(conc["rows"].get(lib))] for lib in libs if lib in conc["rows"])
+    parts.append(
+        f"## 3. {conc['concurrency']:,} concurrent async invocations\n\n"
+        f"One `asyncio.gather` of {conc['concurrency']:,} invocations of the async `add` tool\n"
+        "(dict arguments), "
+        "ms per gather, median (IQR) · ratio to bare `gather` over the same validated calls.\n\n"
+        + md_table(["library", "ms per gather"], rows)
+    )
+    # imports
+    imp = peers["imports"]
+    rows = [
+        [f"`{name}`", cell(fig, ratio=False), _num(fig["net_of_startup_ms"])]
+        for name, fig in imp["rows"].items()
+    ]
+    text = (
+        "## 5. Import and CLI wall time\n\nFresh subprocess each time, ms, median (IQR);\n"
+        '"net" subtracts '
+        "the median of `python -c pass`.\n\n" + md_table(["command", "wall ms", "net ms"], rows)
+    )
+    rows = [
+        [label, f"{r['wall']['median']:.2f}{X}", f"{r['net_of_startup']['median']:.2f}{X}"]
+        for label, r in imp["ratios"].items()
+    ]
+    text += "\n\n" + md_table(["ratio", "wall", "net of startup"], rows)
+    for label, err in (imp.get("cli_errors") or {}).items():
+        last = err.splitlines()[-1] if err else ""
+        text += f"\n\n- `{label}` was not measured: it failed (`{last}`)."
+    parts.append(text)
+    return parts
+
+
+def discovery_section() -> str:
+    files = sorted(RESULTS.glob("discovery*.json"))
+    console = RESULTS / "discovery.txt"
+    if not files and console.exists() and console.read_text(encoding="utf-8").strip():
+        return (
+            "## 4. Discovery (toolpacks only)\n\nFrom `bench/bench_discovery.py` (its console "
+            "output):\n\n```text\n" + console.read_text(encoding="utf-8").strip()[-6000:] + "\n```"
+        )
+    if not files:
+        return (
+            "## 4. Discovery\n\nNo results: `bench/bench_discovery.py` (N = 10, 100, 1000\n"
+            "installed "
+            "packs, listing and building a toolset, peak memory) had not produced\n"
+            "`bench/results/discovery*.json` "
+            "in this run."
+        )
+    parts = ["## 4. Discovery (toolpacks only)\n\nFrom `bench/bench_discovery.py`."]
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            continue
+        rendered = _discovery_tables(data)
+        parts.append(f"### `{path.name}`\n\n" + (rendered or _generic(data)))
+    return "\n\n".join(parts)
+
+
+def _discovery_tables(data: Any) -> str | None:
+    """The discovery benchmark's own shape: ``results: [{n, check, figures}]``; else None."""
+    try:
+        results = data["results"]
+        rows = []
+        checks = []
+        for result in results:
+            n, figures = result["n"], result["figures"]
+            start = figures.get("start_ms")
+            if start:
+                rows.append([str(n), "`python -c pass` (start)", "", cell(start, ratio=False)])
+            for case, fig in figures.items():
+                if case == "start_ms" or not isinstance(fig, dict) or "beyond_start_ms" not in fig:
+                    continue
+                rows.append(
+                    [
+                        str(n),
+                        case,
+                        cell(fig["beyond_start_ms"], ratio=False),
+                        cell(fig.get("total_ms"), ratio=False),
+                    ]
+                )
+            numbers = {
+                k: v
+                for k, v in (result.get("check") or {}).items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            }
+            checks.append((n, numbers))
+    except (KeyError, TypeError):
+        return None
+    text = md_table(["N packs", "case", "beyond start, ms", "total, ms"], rows)
+    keys = list(dict.fromkeys(k for _, numbers in checks for k in numbers))
+    if keys:
+        table_rows = [[str(n)] + [_fmt_any(numbers.get(k)) for k in keys] for n, numbers in checks]
+        text += "\n\nIn-process check run:\n\n" + md_table(["N packs", *keys], table_rows)
+    for key in ("method", "target"):
+        if isinstance(data.get(key), str):
+            text += f"\n\n{key.capitalize()}: {data[key]}"
+    return text
+
+
+def _generic(data: Any) -> str:
+    """Render an unknown results document: a table for a list of flat records, else JSON."""
+    rows_key = next(
+        (
+            k
+            for k in ("rows", "results", "figures")
+            if isinstance(data, dict) and isinstance(data.get(k), list)
+        ),
+        None,
+    )
+    records = data if isinstance(data, list) else (data.get(rows_key) if rows_key else None)
+    if records and all(isinstance(r, dict) for r in records):
+        headers = list(dict.fromkeys(k for r in records for k in r))
+        flat = [[_fmt_any(r.get(h)) for h in headers] for r in records]
+        return md_table(headers, flat)
+    return "```json\n" + json.dumps(data, indent=2)[:6000] + "\n```"
+
+
+def _fmt_any(value: Any) -> str:
+    if isinstance(value, float):
+        return _num(value)
+    if isinstance(value, dict) and "median" in value:
+        return cell(value)
+    if isinstance(value, dict | list):
+        return "`" + json.dumps(value)[:80] + "`"
+    return "" if value is None else str(value)
+
+
+def profile_section(profile: dict[str, Any]) -> str:
+    rows = []
+    prev = None
+    floor = profile["in_loop_us"].get("floor: validate_python + await fn")
+    for name, us in profile["in_loop_us"].items():
+        step = ""
+        if not name.startswith(("floor", "lean")):
+            if prev is not None:
+                step = f"{prev - us:+.2f}"
+            prev = us
+        rows.append([name, f"{us:.2f}", step, f"{us / floor:.2f}{X}" if floor else ""])
+    text = (
+        "## Where toolpacks' per-call time goes\n\n`bench/profile_invoke.py` switches off one\n"
+        "piece of `invoke` at a time (by patching it in the benchmark process) for the async\n"
+        "`add` tool; each "
+        "row removes one more piece, so *step* is what that piece costs in place (µs per call, "
+        "median). The last rows are the floor and a lean reference (validate, call, `ToolResult` "
+        "with lazily rendered text).\n\n"
+    )
+    return text + md_table(["variant", "µs", "step", "ratio to floor"], rows)
+
+
+def paths_section(peers: dict[str, Any]) -> str:
+    rows = [
+        [lib, p.get("define", ""), p.get("invoke", ""), p.get("sync", "")]
+        for lib, p in peers["paths"].items()
+    ]
+    return "## What each library was asked to do\n\n" + md_table(
+        ["library", "define", "invoke", "sync functions"], rows
+    )
+
+
+def install_section(install: Any, peers: Any) -> str:
+    if not install and not (peers and peers.get("skipped")):
+        return ""
+    lines = ["## Installation of the peers"]
+    if install:
+        lines.append("")
+        lines.append(f"Into `bench/.venv` with uv, unpinned ({install.get('python', '')}).")
+        lines.append("")
+        for dist, entry in install.get("packages", {}).items():
+            if entry.get("ok"):
+                lines.append(f"- {dist}: installed {entry.get('version') or ''}".rstrip())
+            else:
+                lines.append(f"- {dist}: **failed to install**: `{_last_line(entry.get('error'))}`")
+    for lib, why in (peers or {}).get("skipped", {}).items():
+        lines.append(f"- {lib}: not measured (`{why}`)")
+    return "\n".join(lines)
+
+
+INTRO = """How toolpacks compares with the floor (what any tool layer must do: pydantic validation
+and a direct call) and with the libraries people already use, measured side by side in one run
+on one machine. Reproduce with `bench/run.sh` (it builds its own virtual environment, installs
+the peers, runs everything and rewrites this page); `bench/README.md` explains each benchmark."""
+
+METHOD = """**Method.** The things compared are measured interleaved: each repeat times one batch of
+every case, in a shuffled order. Figures are medians over repeats with the interquartile range
+in parentheses; ratios are computed per repeat against the floor of the same repeat, then
+summarised. The garbage collector is paused during a batch. The machine is small and shared:
+compare ratios rather than absolute times, and treat sync (thread-hop) figures as noisy."""
+
+
+def build_docs() -> str:
+    core, peers = _load("core.json"), _load("peers.json")
+    install, profile = _load("install.json"), _load("profile_invoke.json")
+    machine = (peers or core or {}).get("machine", {})
+    parts = [
+        "# Benchmarks",
+        INTRO,
+        METHOD,
+        "## Machine",
+        machine_section(machine),
+    ]
+    if core or peers:
+        parts += ["## Targets", targets_section(core, peers)]
+    if core:
+        parts += ["## toolpacks against the floor", core_section(core)]
+    if peers:
+        define, invoke, concurrency, imports = peers_sections(peers)
+        parts += [define, invoke, concurrency, discovery_section(), imports]
+    else:
+        parts.append(discovery_section())
+    if profile:
+        parts.append(profile_section(profile))
+    if peers:
+        parts.append(paths_section(peers))
+    section = install_section(install, peers)
+    if section:
+        parts.append(section)
+    return "\n\n".join(parts) + "\n"
+
+
+def readme_figures() -> str:
+    core, peers = _load("core.json"), _load("peers.json")
+    lines = []
+    if core:
+        m = core["machine"]
+        lines.append(
+            f"`bench_core.py` on {m['cpu']} ({m['cores']} cores), Python {m['python']},"
+            f" {m['when']}:"
+        )
+        lines.append("")
+        rows = [
+            [
+                p["label"],
+                cell(p["figure"], ratio=False),
+                cell(p["floor_figure"], ratio=False),
+                ratio_cell(p["figure"]),
+            ]
+            for p in core["invoke"]["pairs"] + core["define"]["pairs"]
+        ]
+        lines.append(md_table(["case", "toolpacks µs", "floor µs", "ratio"], rows))
+    if peers:
+        lines.append("")
+        lines.append("`bench_peers.py`, ratio to the floor (median):")
+        lines.append("")
+        rows = []
+        for lib in peers["libraries"]:
+            r = [lib]
+            r += [ratio_cell(peers["invoke"]["rows"][m].get(lib)).split(" ")[0] for m in MODES]
+            r.append(ratio_cell(peers["concurrency"]["rows"].get(lib)).split(" ")[0])
+            r.append(ratio_cell(peers["define"]["rows"]["small"].get(lib)).split(" ")[0])
+            r.append(ratio_cell(peers["define"]["rows"]["rich"].get(lib)).split(" ")[0])
+            rows.append(r)
+        lines.append(
+            md_table(
+                [
+                    "library",
+                    "async dict",
+                    "async JSON",
+                    "sync dict",
+                    "sync JSON",
+                    "1,000 gather",
+                    "define small",
+                    "define rich",
+                ],
+                rows,
+            )
+        )
+        lines.append("")
+        lines.append(targets_section(core, peers))
+    if not lines:
+        lines.append("No results yet: run `bench/run.sh`.")
+    lines.append("")
+    lines.append("Full tables, machine and versions: `docs/benchmarks.md`.")
+    return "\n".join(lines)
+
+
+def update_readme(path: Path) -> None:
+    if not path.exists():
+        return
+    text = path.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        return
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    path.write_text(
+        f"{head}{README_START}\n{readme_figures()}\n{README_END}{tail}", encoding="utf-8"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", default=str(ROOT / "docs" / "benchmarks.md"))
+    parser.add_argument("--readme", default=str(BENCH / "README.md"))
+    args = parser.parse_args(argv)
+    docs = Path(args.docs)
+    docs.write_text(build_docs(), encoding="utf-8")
+    update_readme(Path(args.readme))
+    print(
+        f"wrote {docs}"
+        + (f" and the figures in {args.readme}" if Path(args.readme).exists() else "")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,328 @@
+"""``FileTools``: list, read, find and search the files under one root directory."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import time
+from pathlib import Path, PurePath
+
+from toolpacks import Toolbox, ToolError, tool
+
+from toolpacks_files._paths import Root
+from toolpacks_files._walk import glob_regex, walk_files
+from toolpacks_files.results import DirEntry, DirListing, FileMatches, TextMatch, TextSearch
+
+__all__ = ["DEFAULT_MAX_BYTES", "FileTools"]
+
+DEFAULT_MAX_BYTES = 65_536
+"""Most bytes ``read_file`` returns per call unless configured otherwise."""
+MAX_ENTRIES = 1_000
+"""Most entries ``list_dir`` returns."""
+MAX_RESULTS = 1_000
+"""Upper bound of ``max_results`` for ``find_files`` and ``search_text``."""
+MAX_FILES_SCANNED = 20_000
+"""Most files one ``find_files`` or ``search_text`` call looks at."""
+SEARCH_SECONDS = 10.0
+"""Time budget of one ``search_text`` call; it returns what it found so far when exceeded."""
+SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
+"""Files larger than this are skipped by ``search_text``."""
+SNIFF_BYTES = 8_192
+"""How much of a file is checked for NUL bytes to tell binary from text."""
+LINE_CHARS = 240
+"""Longest matched line ``search_text`` returns (longer ones are cut)."""
+
+TAGS = frozenset({"files", "read"})
+
+
+class FileTools(Toolbox):
+    """Read-only tools for the files under one root directory.
+
+    Nothing outside the root can be listed or read: absolute paths, ``..`` and symbolic
+    links leading out are refused with a ``ToolError`` the model can act on. Nothing is
+    ever written.
+
+    Args:
+        root: The directory the tools may read (``~`` is expanded; resolved once, here).
+        max_bytes: The most bytes ``read_file`` returns in one call.
+
+    Raises:
+        ValueError: ``root`` is not an existing directory, or ``max_bytes`` is not positive.
+    """
+
+    def __init__(
+        self, root: str | os.PathLike[str] = ".", *, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        self._root = Root(root)
+        self._max_bytes = max_bytes
+
+    @property
+    def root(self) -> Path:
+        """The resolved root directory."""
+        return self._root.path
+
+    @property
+    def max_bytes(self) -> int:
+        """The most bytes ``read_file`` returns in one call."""
+        return self._max_bytes
+
+    def __repr__(self) -> str:
+        return f"FileTools(root={str(self.root)!r}, max_bytes={self.max_bytes})"
+
+    @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
+    def list_dir(self, path: str = ".") -> DirListing:
+        """List the files and subdirectories of a directory inside the root directory.
+
+        Use it to explore what exists before reading; then call read_file on a file, or
+        list_dir again on a subdirectory. Entries are sorted by name; files show their size
+        in bytes.
+
+        Args:
+            path: The directory, relative to the root ('.' is the root itself), with '/'
+                separators. Absolute paths and '..' are refused.
+        """
+        target = self._root.resolve(path)
+        if not target.exists():
+            raise ToolError(f"no directory {path!r} in the root; call list_dir with '.'")
+        if not target.is_dir():
+            raise ToolError(f"{path!r} is a file, not a directory; use read_file to read it")
+        entries: list[DirEntry] = []
+        truncated = False
+        try:
+            with os.scandir(target) as scan:
+                found = sorted(scan, key=lambda entry: entry.name)
+        except OSError as exc:
+            raise ToolError(f"cannot list {path!r}: {exc.strerror or exc}") from None
+        for entry in found:
+            if len(entries) == MAX_ENTRIES:
+                truncated = True
+                break
+            entries.append(self._entry(Path(entry.path)))
+        return DirListing(_shown(path), entries, truncated)
+
+    @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
+    def read_file(self, path: str, offset: int = 0, max_bytes: int | None = None) -> str:
+        """Read a text file inside the root directory and return its contents.
+
+        Long files are returned in parts: when the file is longer than the limit, the text
+        ends with a note in square brackets giving the offset to pass to read the next
+        part. Binary files (images, archives, executables) are refused; text that is not
+        valid UTF-8 is shown with replacement characters. Find paths with list_dir or
+        find_files first.
+
+        Args:
+            path: The file, relative to the root, with '/' separators (for example
+                'docs/index.md'). Absolute paths and '..' are refused.
+            offset: The byte position to start reading from; 0 reads from the beginning.
+                Use the offset given in a previous truncation note to continue.
+            max_bytes: The most bytes to return; omit it for the configured maximum
+                (larger values are reduced to that maximum).
+        """
+        limit = self.max_bytes if max_bytes is None else min(max_bytes, self.max_bytes)
+        if limit < 1:
+            raise ToolError(f"max_bytes must be at least 1, got {max_bytes}")
+        if offset < 0:
+            raise ToolError(f"offset must be 0 or more, got {offset}")
+        target = self._root.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path!r} is a directory; use list_dir to see what it contains")
+        if not target.exists():
+            raise ToolError(
+                f"no file {path!r} in the root; use find_files or list_dir to see what exists"
+            )
+        if not target.is_file():
+            raise ToolError(f"{path!r} is not a regular file (a device, socket or pipe)")
+        try:
+            with target.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if offset > size:
+                    raise ToolError(f"offset {offset} is past the end of {path!r} ({size} bytes)")
+                head = handle.read(SNIFF_BYTES) if offset else b""
+                handle.seek(offset)
+                chunk = handle.read(limit)
+        except OSError as exc:
+            raise ToolError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+        if _is_binary(head or chunk[:SNIFF_BYTES]):
+            raise ToolError(
+                f"{path!r} is a binary file ({size} bytes); read_file returns text only"
+            )
+        text, consumed, valid = _decode(chunk, final=offset + len(chunk) >= size)
+        end = offset + consumed
+        notes: list[str] = []
+        if size == 0:
+            notes.append("the file is empty")
+        if not valid:
+            notes.append("the file is not valid UTF-8; undecodable bytes are shown as \ufffd")
+        if end < size:
+            notes.append(
+                f"truncated: this is bytes {offset} to {end} of {size}; call read_file with "
+                f"path={path!r} and offset={end} to read the next part"
+            )
+        if notes:
+            text += "\n\n" + "\n".join(f"[read_file: {note}]" for note in notes)
+        return text
+
+    @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
+    def find_files(self, pattern: str, max_results: int = 200) -> FileMatches:
+        """Find files inside the root directory whose path matches a glob pattern.
+
+        Use it to locate files by name or extension. The pattern matches the whole path
+        relative to the root: '*.md' finds Markdown files at the top level only, while
+        '**/*.md' finds them at every depth and 'docs/**' everything under docs. '*' and
+        '?' do not cross '/'; '[abc]' matches one listed character. Version-control and
+        cache directories (.git, node_modules, .venv, __pycache__, ...) are not searched.
+
+        Args:
+            pattern: The glob pattern, relative to the root, such as '**/*.py'.
+            max_results: The most paths to return (at most 1000).
+        """
+        if not pattern.strip():
+            raise ToolError("the pattern is empty; use for example '**/*' for every file")
+        matcher = _compile_glob(pattern)
+        wanted = _check_max_results(max_results)
+        paths: list[str] = []
+        truncated, note = False, ""
+        for scanned, (relative, _) in enumerate(walk_files(self._root), start=1):
+            if scanned > MAX_FILES_SCANNED:
+                truncated, note = True, f"stopped after looking at {MAX_FILES_SCANNED} files"
+                break
+            if matcher.fullmatch(relative):
+                if len(paths) == wanted:
+                    truncated = True
+                    break
+                paths.append(relative)
+        if not paths and "/" not in pattern:
+            note = f"nothing matches at the top level; use '**/{pattern}' to search every depth"
+        return FileMatches(pattern, paths, truncated, note)
+
+    @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
+    def search_text(
+        self,
+        query: str,
+        glob: str = "**/*",
+        max_results: int = 50,
+        case_sensitive: bool = False,
+    ) -> TextSearch:
+        """Search the text files inside the root directory for lines containing some text.
+
+        Use it to find where something is mentioned or defined, then read_file around the
+        reported line. The query is plain text, not a regular expression. Binary files and
+        files over 2 MiB are skipped, as are version-control and cache directories.
+
+        Args:
+            query: The text to look for, matched within single lines.
+            glob: Which files to search, as a glob pattern relative to the root (see
+                find_files), such as '**/*.py'; the default searches every file.
+            max_results: The most matching lines to return (at most 1000).
+            case_sensitive: Match upper and lower case exactly; by default case is ignored.
+        """
+        if not query:
+            raise ToolError("the query is empty; give the text to search for")
+        if "\n" in query:
+            raise ToolError("the query spans several lines; search for one line of text")
+        matcher = _compile_glob(glob)
+        wanted = _check_max_results(max_results)
+        needle = query if case_sensitive else query.casefold()
+        matches: list[TextMatch] = []
+        searched = skipped = 0
+        deadline = time.monotonic() + SEARCH_SECONDS
+        stopped = ""
+        for scanned, (relative, real) in enumerate(walk_files(self._root), start=1):
+            if scanned > MAX_FILES_SCANNED or time.monotonic() > deadline:
+                stopped = f"stopped early after looking at {scanned - 1} files"
+                break
+            if not matcher.fullmatch(relative):
+                continue
+            lines = _text_lines(real)
+            if lines is None:
+                skipped += 1
+                continue
+            searched += 1
+            for number, line in enumerate(lines, start=1):
+                if needle in (line if case_sensitive else line.casefold()):
+                    if len(matches) == wanted:
+                        stopped = f"more than {wanted} matching lines; narrow the query or glob"
+                        break
+                    matches.append(TextMatch(relative, number, line.strip()[:LINE_CHARS]))
+            if stopped:
+                break
+        notes = [stopped] if stopped else []
+        if skipped:
+            notes.append(f"skipped {skipped} binary, unreadable or over-2-MiB files")
+        return TextSearch(query, matches, searched, bool(stopped), "; ".join(notes))
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _entry(self, path: Path) -> DirEntry:
+        try:
+            if path.is_symlink() and not self._root.contains(path.resolve()):
+                return DirEntry(path.name, "link_outside_root")
+            if path.is_dir():
+                return DirEntry(path.name, "directory")
+            if path.is_file():
+                return DirEntry(path.name, "file", path.stat().st_size)
+        except OSError:
+            pass
+        return DirEntry(path.name, "other")
+
+
+def _shown(path: str) -> str:
+    return PurePath(path or ".").as_posix()
+
+
+def _compile_glob(pattern: str) -> re.Pattern[str]:
+    pure = PurePath(pattern)
+    if pure.is_absolute() or pattern.startswith("/"):
+        raise ToolError(f"{pattern!r} is absolute; glob patterns are relative to the root")
+    if ".." in pure.parts:
+        raise ToolError(f"{pattern!r} contains '..'; only the root directory can be searched")
+    try:
+        return glob_regex(pattern)
+    except re.error:
+        raise ToolError(
+            f"{pattern!r} is not a valid glob pattern (check its [...] parts)"
+        ) from None
+
+
+def _check_max_results(value: int) -> int:
+    if value < 1:
+        raise ToolError(f"max_results must be at least 1, got {value}")
+    return min(value, MAX_RESULTS)
+
+
+def _is_binary(sample: bytes) -> bool:
+    return b"\x00" in sample
+
+
+def _decode(chunk: bytes, *, final: bool) -> tuple[str, int, bool]:
+    """Decode UTF-8, keeping an incomplete trailing character for the next part.
+
+    Returns the text, how many bytes it covers, and whether they were valid UTF-8.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    text = decoder.decode(chunk, final=final)
+    consumed = len(chunk) - len(decoder.getstate()[0])
+    if consumed == 0 and chunk:
+        # The whole part is one incomplete character: show it replaced rather than stall.
+        text, consumed = chunk.decode("utf-8", errors="replace"), len(chunk)
+    try:
+        chunk[:consumed].decode("utf-8")
+    except UnicodeDecodeError:
+        return text, consumed, False
+    return text, consumed, True
+
+
+def _text_lines(path: Path) -> list[str] | None:
+    """The lines of a text file, or None for a binary, unreadable or too large one."""
+    try:
+        if path.stat().st_size > SEARCH_MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if _is_binary(data[:SNIFF_BYTES]):
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()

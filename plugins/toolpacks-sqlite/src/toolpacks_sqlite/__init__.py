@@ -1,0 +1,68 @@
+"""toolpacks-sqlite: read-only tools for one SQLite database.
+
+The pack registers one ``SQLiteTools`` instance configured from its ``[packs.NAME]`` table::
+
+    [packs.sqlite]
+    database = "data/shop.db"     # required
+    max_rows = 1000               # most rows one query returns
+    timeout_seconds = 10          # how long one statement may run
+
+    [packs.warehouse]             # a second instance on another database
+    pack = "sqlite"
+    database = { env = "WAREHOUSE_DB" }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolpacks import hookimpl
+from toolpacks.hookspecs import Register
+
+from toolpacks_sqlite.tools import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_SECONDS, SQLiteTools
+
+__all__ = ["SETTINGS", "SQLiteTools", "register_tools", "tools_from_config"]
+
+SETTINGS = frozenset({"database", "max_rows", "timeout_seconds"})
+"""The keys this pack reads from its ``[packs.NAME]`` table."""
+_HOST_KEYS = frozenset({"pack"})
+"""Keys the host itself uses in a pack's table (``pack`` names the pack an alias copies)."""
+
+
+def tools_from_config(config: Mapping[str, Any], pack: str = "sqlite") -> SQLiteTools:
+    """Build the ``SQLiteTools`` instance a ``[packs.NAME]`` table describes.
+
+    Args:
+        config: The table: ``database`` (required; relative to the working directory),
+            ``max_rows`` (default 1000) and ``timeout_seconds`` (default 10).
+        pack: The pack's name in the host, for error messages.
+
+    Raises:
+        ValueError: ``database`` is missing, a key is unknown or a value is invalid; the
+            message says which and how to fix it.
+    """
+    unknown = sorted(set(config) - SETTINGS - _HOST_KEYS)
+    if unknown:
+        raise ValueError(
+            f"unknown setting(s) {', '.join(unknown)} in [packs.{pack}]; "
+            f"the sqlite pack reads: {', '.join(sorted(SETTINGS))}"
+        )
+    database = config.get("database")
+    if not isinstance(database, str) or not database:
+        raise ValueError(
+            f'the sqlite pack needs a database file: add database = "path/to/file.db" '
+            f"to [packs.{pack}] in toolpacks.toml"
+        )
+    return SQLiteTools(
+        database,
+        max_rows=config.get("max_rows", DEFAULT_MAX_ROWS),
+        timeout_seconds=config.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS),
+    )
+
+
+@hookimpl
+def register_tools(register: Register) -> None:
+    """Register the read-only tools of the configured SQLite database."""
+    config = getattr(register, "config", None) or {}
+    register(tools_from_config(config, getattr(register, "pack", "sqlite")))
