@@ -45,7 +45,11 @@ async def main() -> None:
     print(json.dumps(researcher.definitions("openai")[0], indent=2)[:600])
 
     calls = [
-        (researcher, "convert_time", {"time": "2025-03-01T09:30", "from_tz": "Europe/Paris", "to_tz": "Asia/Tokyo"}),
+        (
+            researcher,
+            "convert_time",
+            {"time": "2025-03-01T09:30", "from_tz": "Europe/Paris", "to_tz": "Asia/Tokyo"},
+        ),
         (researcher, "list_dir", {"path": "examples"}),
         (researcher, "shout", {"message": "file-based tools work"}),
         (researcher, "read_file", {"path": "../etc/passwd"}),

@@ -25,7 +25,7 @@ BLOCK = re.compile(r"(<!-- skip-test -->\s*)?```python\n(.*?)```", re.DOTALL)
 
 
 def _doc_files() -> list[Path]:
-    return sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+    return [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
 
 
 def _blocks(path: Path) -> list[str]:
@@ -35,8 +35,10 @@ def _blocks(path: Path) -> list[str]:
 def _run_blocks(blocks: list[str], name: str) -> None:
     namespace: dict[str, Any] = {"__name__": f"docs_{name}"}
     for index, source in enumerate(blocks):
-        code = compile(source, f"{name}[block {index}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        outcome = eval(code, namespace)  # noqa: S307 - our own documentation
+        code = compile(
+            source, f"{name}[block {index}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        )
+        outcome = eval(code, namespace)
         if inspect.iscoroutine(outcome):
             asyncio.run(outcome)
 

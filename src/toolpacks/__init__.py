@@ -29,8 +29,8 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         ToolError,
         ToolNotFoundError,
-        ToolPermissionError,
         ToolpacksError,
+        ToolPermissionError,
         UntrustedConfigError,
         WrongRunMethodError,
     )

@@ -35,8 +35,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "DISABLED_BY_CONFIG", "DISABLED_BY_ENV", "GROUP", "NOT_ALLOWED_BY_ENV", "Discovery",
-    "PackEntry", "cache_file", "discover", "normalize", "parse_entry_points", "select",
+    "DISABLED_BY_CONFIG",
+    "DISABLED_BY_ENV",
+    "GROUP",
+    "NOT_ALLOWED_BY_ENV",
+    "Discovery",
+    "PackEntry",
+    "cache_file",
+    "discover",
+    "normalize",
+    "parse_entry_points",
+    "select",
 ]
 
 GROUP = "toolpacks"

@@ -15,7 +15,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -78,8 +78,10 @@ class _Plan:
         "bool_sensitive",
         "closed",
         "context_param",
+        "fast",
         "fixed",
         "fixed_calls",
+        "out_exact",
         "override_checks",
         "params",
         "secret_params",
@@ -105,6 +107,19 @@ class _Plan:
         self.override_checks = _override_checks(tool) if self.fixed else {}
         self.secret_params = _secret_params(tool)
         self.unbound = sig is not None and sig.skips_first and tool._bound_to is None
+        # A return value of exactly the declared plain type needs no further output check.
+        out = tool._output_type
+        self.out_exact = out if out in (str, int, float, bool, dict, list) else None
+        # Calls of most tools need nothing but validation and the call itself; ``invoke``
+        # takes a short path for them (hooks and options are checked per call).
+        self.fast = (
+            tool.kind in ("coroutine", "function")
+            and tool.lock is None
+            and tool.timeout is None
+            and not self.fixed
+            and self.context_param is None
+            and not self.unbound
+        )
         if sig is not None:
             adapter = sig.adapter
             if tool.strict:
@@ -118,7 +133,8 @@ class _Plan:
 
                 self.validate: Callable[[Any], dict[str, Any]] = validate_strict
             else:
-                self.validate = adapter.validate_python
+                # The core validator itself: TypeAdapter.validate_python adds a Python layer.
+                self.validate = adapter.validator.validate_python
         else:
             from toolpacks._schema_validator import schema_validator
 
@@ -574,9 +590,8 @@ async def invoke(
         call_id=call_id,
         started_at=started,
         duration=time.perf_counter() - t0,
+        max_chars=options.max_content_chars,
     )
-    if options.max_content_chars:
-        _truncate(result, options.max_content_chars)
     if hooked:
         for hook in tool.hooks.after:
             await call_hook(hook, after_payload)
@@ -585,16 +600,97 @@ async def invoke(
     return result
 
 
-def _truncate(result: ToolResult, limit: int) -> None:
-    value = result.value
-    if isinstance(value, str) and len(value) <= limit:
-        return
-    text = result.content
-    if len(text) > limit:
-        marker = f"\n[... truncated: {len(text) - limit} of {len(text)} characters omitted]"
-        result._content = text[:limit] + marker
+def start(
+    tool: Tool,
+    arguments: Mapping[str, Any] | str | bytes | None,
+    context: ToolContext | None,
+    options: CallOptions | None,
+) -> Coroutine[Any, Any, ToolResult]:
+    """The coroutine that runs one call.
+
+    The short path when nothing but validation and the call itself is needed (no hooks,
+    lock, timeout, fixed or injected arguments); else the general one.
+    """
+    plan = tool._plan or _plan(tool)
+    hooks = tool.hooks
+    if (
+        plan.fast
+        and type(arguments) is dict
+        and (options is None or (options.hooks is EMPTY_HOOKS and options.extra_args is None))
+        and not (hooks.before or hooks.after or hooks.error or hooks.on_yield)
+    ):
+        return _fast_invoke(tool, plan, arguments, context, options or DEFAULT_OPTIONS)
+    return invoke(tool, arguments, context, options)
 
 
+async def _fast_invoke(
+    tool: Tool,
+    plan: _Plan,
+    arguments: dict[str, Any],
+    context: ToolContext | None,
+    options: CallOptions,
+) -> ToolResult:
+    """The short path: validate, call, wrap.
+
+    Arguments that need a message go to the general path, which produces the error result
+    (bad arguments never reach the tool here).
+    """
+    for name, kind in plan.bool_sensitive:
+        value = arguments.get(name)
+        if value is True or value is False:
+            if kind == "number":
+                return await invoke(tool, arguments, context, options)
+        elif kind == "boolean" and type(value) is int:
+            return await invoke(tool, arguments, context, options)
+    try:
+        kwargs = plan.validate(arguments)
+    except ValueError:
+        return await invoke(tool, arguments, context, options)
+    started = time.time()
+    t0 = time.perf_counter()
+    call_id = context.call_id if context is not None and context.call_id else f"call_{next(_ids)}"
+    meta = tool.metadata
+    meta.start = started
+    try:
+        if tool.kind == "coroutine":
+            value = await tool.fn(**kwargs)
+        else:
+            value = await _call(tool, kwargs, None)
+    except Exception as exc:
+        return _failure(tool, exc, options, call_id, started, t0)
+    finally:
+        duration = time.perf_counter() - t0
+        meta.end = started + duration
+    if (
+        type(value) is not plan.out_exact
+        and tool.validate_output
+        and tool._output_schema is not None
+    ):
+        problem = _check_output(tool, value)
+        if problem is not None:
+            return error_result(
+                "output_invalid",
+                f"Tool '{tool.name}' returned a value that does not match its declared output "
+                f"type: {problem}",
+                tool_name=tool.name,
+                call_id=call_id,
+                started_at=started,
+                duration=duration,
+            )
+    result = _new_result(ToolResult)
+    result.value = value
+    result.is_error = False
+    result.error = None
+    result.tool_name = tool.name
+    result.call_id = call_id
+    result.started_at = started
+    result.duration = duration
+    result._content = None
+    result._max_chars = options.max_content_chars
+    return result
+
+
+_new_result = object.__new__
 _PLAIN_OUTPUTS = (str, int, float, bool, dict, list)
 
 

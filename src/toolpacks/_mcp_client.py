@@ -170,9 +170,8 @@ class _RemoteCall:
 async def _call_remote(
     connection: McpConnection, name: str, arguments: dict[str, Any]
 ) -> mcp_types.CallToolResult:
-    from pydantic import ValidationError
-
     from mcp import MCPError
+    from pydantic import ValidationError
 
     server = connection.spec.name
     try:

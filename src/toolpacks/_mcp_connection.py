@@ -33,9 +33,8 @@ from toolpacks.exceptions import PackError, ToolError
 
 if TYPE_CHECKING:
     import mcp_types
-    from mcp.client import Transport
-
     from mcp import Client, StdioServerParameters
+    from mcp.client import Transport
 
 __all__ = ["McpConnection", "ServerGoneError", "ServerSpec", "server_environment"]
 
@@ -184,7 +183,9 @@ class McpConnection:
         read_fd, write_fd = os.pipe()
         errlog = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         self._stderr_thread = threading.Thread(
-            target=self._read_stderr, args=(read_fd,), name=f"toolpacks-mcp-stderr:{spec.name}",
+            target=self._read_stderr,
+            args=(read_fd,),
+            name=f"toolpacks-mcp-stderr:{spec.name}",
             daemon=True,
         )
         self._stderr_thread.start()
@@ -244,8 +245,8 @@ class McpConnection:
 
     async def _main(self, errlog: TextIO) -> None:
         import anyio
-
         from mcp import Client, Implementation, StdioServerParameters
+
         from toolpacks._version import __version__
 
         self._loop = asyncio.get_running_loop()
@@ -322,9 +323,8 @@ class McpConnection:
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         import anyio
-        from mcp_types import CONNECTION_CLOSED
-
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         client = self._client
         if client is None:
@@ -362,9 +362,8 @@ class McpConnection:
     async def _check_alive(self) -> None:
         """After stderr closed: a request only a closed connection fails means "gone"."""
         import anyio
-        from mcp_types import CONNECTION_CLOSED
-
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         client = self._client
         if client is None or self._closing or self.lost_reason is not None:
@@ -433,9 +432,8 @@ class McpConnection:
         if isinstance(leaf, OSError):
             return f"{spec.describe()} could not be started: {leaf.strerror or leaf}"
         self._wait_for_stderr()
-        from mcp_types import CONNECTION_CLOSED
-
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
             return f"{spec.describe()} exited during startup{self._tail()}"

@@ -76,15 +76,26 @@ def _definitions(toolset: Toolset) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for e in toolset.entries():
             t = e.tool
-            d: dict[str, Any] = {"name": e.exposed, "description": t.description,
-                                 "inputSchema": t.input_schema}
+            d: dict[str, Any] = {
+                "name": e.exposed,
+                "description": t.description,
+                "inputSchema": t.input_schema,
+            }
             if t.output_schema is not None:
                 d["outputSchema"] = t.output_schema
             if t.title:
                 d["title"] = t.title
-            ann = {k: v for k, v in {"readOnlyHint": t.hints.read_only,
-                   "destructiveHint": t.hints.destructive, "idempotentHint": t.hints.idempotent,
-                   "openWorldHint": t.hints.open_world, "title": t.title}.items() if v is not None}
+            ann = {
+                k: v
+                for k, v in {
+                    "readOnlyHint": t.hints.read_only,
+                    "destructiveHint": t.hints.destructive,
+                    "idempotentHint": t.hints.idempotent,
+                    "openWorldHint": t.hints.open_world,
+                    "title": t.title,
+                }.items()
+                if v is not None
+            }
             if ann:
                 d["annotations"] = ann
             out.append(d)
@@ -141,9 +152,8 @@ class _ToolsetServer:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        from mcp_types import INVALID_PARAMS
-
         from mcp import MCPError
+        from mcp_types import INVALID_PARAMS
 
         name = params.name
         if name not in self.names:
@@ -173,9 +183,7 @@ class _ToolsetServer:
     def _error(self, text: str) -> mcp_types.CallToolResult:
         import mcp_types
 
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(text=text)], is_error=True
-        )
+        return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)], is_error=True)
 
     def _render(self, name: str, result: ToolResult) -> mcp_types.CallToolResult:
         import mcp_types
@@ -299,9 +307,7 @@ def _exit_on_sigterm() -> Iterator[None]:
     Clients usually stop a server with SIGTERM; exiting normally lets ``Host.close`` stop the
     MCP servers this one started instead of leaving them behind.
     """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "SIGTERM"
-    ):
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
         yield
         return
 

@@ -69,6 +69,7 @@ class ToolResult:
 
     __slots__ = (
         "_content",
+        "_max_chars",
         "call_id",
         "duration",
         "error",
@@ -104,6 +105,7 @@ class ToolResult:
         started_at: float = 0.0,
         duration: float = 0.0,
         content: str | None = None,
+        max_chars: int = 0,
     ) -> None:
         self.value = value
         self.is_error = is_error
@@ -113,15 +115,23 @@ class ToolResult:
         self.started_at = started_at
         self.duration = duration
         self._content = content
+        self._max_chars = max_chars
 
     @property
     def content(self) -> str:
-        """The text a model receives: the rendered value, or the error message."""
+        """The text a model receives: the rendered value, or the error message.
+
+        Rendered on first access (a call whose text is never read pays nothing for it) and
+        truncated with a marker when longer than the call's ``max_content_chars``.
+        """
         if self._content is None:
-            if self.error is not None:
-                self._content = self.error.message
-            else:
-                self._content = render_value(self.value)
+            text = self.error.message if self.error is not None else render_value(self.value)
+            limit = self._max_chars
+            if limit and len(text) > limit:
+                omitted = len(text) - limit
+                marker = f"[... truncated: {omitted} of {len(text)} characters omitted]"
+                text = f"{text[:limit]}\n{marker}"
+            self._content = text
         return self._content
 
     @property

@@ -12,7 +12,7 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MethodType
@@ -432,13 +432,13 @@ class Tool:
         """Call the original function with these arguments and return its raw result."""
         return self.fn(*args, **kwargs)
 
-    async def invoke(
+    def invoke(
         self,
         arguments: Mapping[str, Any] | str | bytes | None = None,
         context: ToolContext | None = None,
         *,
         options: CallOptions | None = None,
-    ) -> ToolResult:
+    ) -> Coroutine[Any, Any, ToolResult]:
         """Validate ``arguments`` (a dict or JSON text), run the tool and return a result.
 
         Never raises for bad arguments or a failing tool: the result says what went wrong in
@@ -449,9 +449,7 @@ class Tool:
             context: Who is calling; injected into a ``ToolContext`` parameter.
             options: Call options from a host or toolset (hooks, limits, error exposure).
         """
-        from toolpacks._invoke import invoke
-
-        return await invoke(self, arguments, context, options)
+        return _invoke(self, arguments, context, options)
 
     def stream(
         self,
@@ -698,3 +696,8 @@ def tool(
         return _build(f, options)
 
     return decorate
+
+
+# Bound late: the invocation engine imports this module's names for typing only, and binding
+# it here spares every call an import statement and a coroutine layer.
+from toolpacks._invoke import start as _invoke  # noqa: E402

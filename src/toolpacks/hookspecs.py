@@ -62,9 +62,12 @@ class Register(Protocol):
     """The callback a pack's ``register_tools`` receives."""
 
     def __call__(self, item: Any, /, **options: Any) -> None:
-        """Register ``item``: a ``Tool``, a typed function (made into a tool with ``options``
-        as ``@tool`` options), a ``Toolbox`` instance (``alias=`` names the instance), or a
-        tools directory (a ``pathlib.Path`` holding ``<tool>/TOOL.md`` folders)."""
+        """Register ``item`` as one of the pack's tools.
+
+        ``item`` is a ``Tool``, a typed function (made into a tool with ``options`` as
+        ``@tool`` options), a ``Toolbox`` instance (``alias=`` names the instance), or a
+        tools directory (a ``pathlib.Path`` holding ``<tool>/TOOL.md`` folders).
+        """
 
 
 @hookspec
@@ -126,7 +129,9 @@ def on_yield(tool: Tool, item: Any, context: ToolContext | None) -> None:
 
 
 @hookspec(firstresult=True)
-def authorize(tool: Tool, arguments: dict[str, Any], context: ToolContext | None) -> Decision | None:
+def authorize(
+    tool: Tool, arguments: dict[str, Any], context: ToolContext | None
+) -> Decision | None:
     """Decide whether a call may run; the first non-None answer wins.
 
     Return ``"allow"`` to let it run, ``"deny"`` to refuse it (the model gets an error result

@@ -47,7 +47,9 @@ class Venv:
             timeout=600,
         )
 
-    def run(self, *args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, cwd: Path | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         """Run a program of the environment (``toolpacks``, ``python``...)."""
         program = str(self.root / "bin" / args[0])
         return subprocess.run(
@@ -70,7 +72,9 @@ class Venv:
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """One fresh virtual environment per session with toolpacks installed from this checkout."""
     root = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([*_uv(), "venv", str(root), "--python", sys.executable, "--quiet"], check=True, timeout=300)
+    subprocess.run(
+        [*_uv(), "venv", str(root), "--python", sys.executable, "--quiet"], check=True, timeout=300
+    )
     env = Venv(root)
     env.uv("install", "-e", str(REPO))
     return env

@@ -66,7 +66,7 @@ def _packs(listing: dict[str, list[dict[str, object]]]) -> dict[str, dict[str, o
 def test_installed_pack_is_discovered_used_and_forgotten(
     venv: Venv, pack_writer: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """A pip-installed pack written elsewhere is listed, callable, beside a broken neighbour, and gone after uninstall."""
+    """An installed pack from elsewhere is listed and callable beside a broken one, then removed."""
     greeter = pack_writer("tp-greeter", "greeter", "tp_greeter", GREETER)
     broken = pack_writer("tp-broken", "broken", "tp_broken", BROKEN, version="0.3.0")
     venv.uv("install", str(greeter), str(broken))
@@ -87,9 +87,15 @@ def test_installed_pack_is_discovered_used_and_forgotten(
         script = tmp_path / "call.py"
         script.write_text(CALL_SCRIPT, encoding="utf-8")
         out = venv.run("python", str(script), "greeter", "greet", '{"name": "Ada"}', cwd=tmp_path)
-        assert json.loads(out.stdout) == {"names": ["greet"], "value": "Hello, Ada!", "error": False}
+        assert json.loads(out.stdout) == {
+            "names": ["greet"],
+            "value": "Hello, Ada!",
+            "error": False,
+        }
 
-        called = venv.run("toolpacks", "call", "greeter.greet", "--args", '{"name": "Bo"}', cwd=tmp_path)
+        called = venv.run(
+            "toolpacks", "call", "greeter.greet", "--args", '{"name": "Bo"}', cwd=tmp_path
+        )
         assert called.stdout.strip() == "Hello, Bo!"
 
         doctor = venv.run("toolpacks", "doctor", cwd=tmp_path, check=False)
@@ -105,9 +111,11 @@ def test_installed_pack_is_discovered_used_and_forgotten(
 def test_two_installed_packs_clashing_on_a_tool_name(
     venv: Venv, pack_writer: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """Two real packs offering `search` make the default toolset fail with both distributions named, and prefix resolves it."""
+    """Two real packs offering `search` fail the toolset naming both; `prefix` resolves it."""
     one = pack_writer("tp-web", "web", "tp_web", SEARCH.replace("{where}", "web"), version="2.1.0")
-    two = pack_writer("tp-docs", "docs", "tp_docs", SEARCH.replace("{where}", "docs"), version="0.9.0")
+    two = pack_writer(
+        "tp-docs", "docs", "tp_docs", SEARCH.replace("{where}", "docs"), version="0.9.0"
+    )
     venv.uv("install", str(one), str(two))
     try:
         config = tmp_path / "toolpacks.toml"
@@ -126,7 +134,8 @@ def test_two_installed_packs_clashing_on_a_tool_name(
         )
         failed = venv.run("toolpacks", "toolset", "strict", cwd=tmp_path, check=False)
         assert failed.returncode == 2
-        assert "tp-web 2.1.0" in failed.stderr and "tp-docs 0.9.0" in failed.stderr
+        assert "tp-web 2.1.0" in failed.stderr
+        assert "tp-docs 0.9.0" in failed.stderr
         assert "on_conflict" in failed.stderr
         relaxed = venv.toolpacks_json("toolset", "relaxed", cwd=tmp_path)
         assert sorted(t["name"] for t in relaxed["tools"]) == ["docs_search", "web_search"]
@@ -137,7 +146,7 @@ def test_two_installed_packs_clashing_on_a_tool_name(
 def test_two_distributions_declaring_one_pack_name_are_both_reported(
     venv: Venv, pack_writer: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """Two distributions that both declare the pack `dup` are reported as a clash; neither is used silently."""
+    """Two distributions declaring the pack `dup` are both reported as a clash, neither used."""
     one = pack_writer("tp-dup-one", "dup", "tp_dup_one", GREETER)
     two = pack_writer("tp-dup-two", "dup", "tp_dup_two", GREETER)
     venv.uv("install", str(one), str(two))

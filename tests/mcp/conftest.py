@@ -16,9 +16,8 @@ import pytest
 pytest.importorskip("mcp")
 
 import mcp_types
-from mcp.client.stdio import stdio_client
-
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 T = TypeVar("T")
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import mcp_types
 import pytest
-
 from mcp import Client, MCPError
+
 from toolpacks import ToolError, Toolset, tool
 from toolpacks._mcp_server import build_server
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -24,7 +25,9 @@ def test_sync_tool_that_never_returns_times_out_promptly() -> None:
     result = asyncio.run(stuck.invoke({}))
     elapsed = time.monotonic() - started
     release.set()
-    assert result.is_error and result.error is not None and result.error.kind == "timeout"
+    assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "timeout"
     assert elapsed < 0.2 + 0.5
 
 
@@ -81,10 +84,8 @@ def test_cancelling_a_call_cancels_an_async_tool_quickly() -> None:
         await asyncio.sleep(0.05)
         cancelled = time.monotonic()
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         return state["cancelled_at"] - cancelled
 
     assert 0 <= asyncio.run(scenario()) < 0.1
@@ -108,14 +109,11 @@ def test_cancelling_a_call_signals_a_sync_tool_through_its_context() -> None:
 
     async def scenario() -> float:
         task = asyncio.create_task(poll.invoke({}))
-        while not started.is_set():
-            await asyncio.sleep(0.005)
+        await asyncio.to_thread(started.wait, 5)
         t0 = time.monotonic()
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         await asyncio.to_thread(seen.wait, 2)
         return time.monotonic() - t0
 
