@@ -15,6 +15,7 @@ import itertools
 import logging
 import threading
 import time
+import traceback
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -119,6 +120,7 @@ class _Plan:
             and not self.fixed
             and self.context_param is None
             and not self.unbound
+            and not self.secret_params
         )
         if sig is not None:
             adapter = sig.adapter
@@ -336,7 +338,13 @@ def _check_overrides(plan: _Plan, overrides: dict[str, Any]) -> list[ArgumentErr
 
 
 def _failure(
-    tool: Tool, exc: BaseException, options: CallOptions, call_id: str, started: float, t0: float
+    tool: Tool,
+    exc: BaseException,
+    options: CallOptions,
+    call_id: str,
+    started: float,
+    t0: float,
+    secrets: tuple[str, ...] = (),
 ) -> ToolResult:
     exc_type = type(exc).__qualname__
     if isinstance(exc, ToolError):
@@ -345,19 +353,40 @@ def _failure(
         message = f"Tool '{tool.name}' failed: {exc_type}: {exc}"
     else:
         message = f"Tool '{tool.name}' failed with {exc_type}."
-        logger.error("tool %r (call %s) raised %s", tool.name, call_id, exc_type, exc_info=exc)
-    for secret in options.redact:
-        if secret:
-            message = message.replace(secret, "**********")
+    hidden = tuple(s for s in (*options.redact, *secrets) if s)
+    if not isinstance(exc, ToolError):
+        trace = "".join(traceback.format_exception(exc))
+        logger.error(
+            "tool %r (call %s) raised %s\n%s", tool.name, call_id, exc_type, _scrub(trace, hidden)
+        )
     return error_result(
         "tool_error",
-        message,
+        _scrub(message, hidden),
         tool_name=tool.name,
         call_id=call_id,
         exception_type=exc_type,
         started_at=started,
         duration=time.perf_counter() - t0,
     )
+
+
+def _scrub(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "**********")
+    return text
+
+
+def _secret_values(plan: _Plan, kwargs: dict[str, Any]) -> tuple[str, ...]:
+    """The values of this call's secret arguments (``SecretStr``), to scrub from messages."""
+    out: list[str] = []
+    for name in plan.secret_params:
+        value = kwargs.get(name)
+        reveal = getattr(value, "get_secret_value", None)
+        if reveal is not None:
+            secret = reveal()
+            if isinstance(secret, str | bytes) and secret:
+                out.append(secret if isinstance(secret, str) else secret.decode(errors="replace"))
+    return tuple(out)
 
 
 def _timeout_result(tool: Tool, call_id: str, started: float, t0: float = 0.0) -> ToolResult:
@@ -571,7 +600,8 @@ async def invoke(
             raise  # an on_yield hook failed: hook exceptions are not swallowed
         if hooked:
             await _error_hooks(tool, exc, ctx, options)
-        return _failure(tool, exc, options, call_id, started, t0)
+        secrets = _secret_values(tool._plan, kwargs) if tool._plan.secret_params else ()
+        return _failure(tool, exc, options, call_id, started, t0, secrets)
     if tool.validate_output and tool._output_schema is not None and produced:
         problem = _check_output(tool, value)
         if problem is not None:

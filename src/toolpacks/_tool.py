@@ -28,6 +28,7 @@ from toolpacks._schema import (
     output_type_of,
     unwrap_partial,
 )
+from toolpacks._text import hidden_characters
 from toolpacks.exceptions import ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -326,6 +327,18 @@ class Tool:
         self.hints = ToolHints(read_only, destructive, idempotent, open_world)
         self.title = title
         self.instructions = instructions
+        for what, text in (
+            ("description", description),
+            ("title", title),
+            ("instructions", instructions),
+        ):
+            hidden = hidden_characters(text) if text else []
+            if hidden:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: its {what} contains invisible or bidirectional control "
+                    f"characters ({', '.join(hidden)}), which can hide instructions from a "
+                    "reviewer; remove them"
+                )
         self.timeout = timeout
         self.require_approval = bool(require_approval)
         self.allowed_agents = (
