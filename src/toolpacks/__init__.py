@@ -7,12 +7,18 @@ so ``toolpacks list`` and ``toolpacks --version`` never import pydantic or any p
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from toolpacks._version import __version__
 
+# Not `from typing import TYPE_CHECKING`: importing typing costs `toolpacks list` ~10 ms.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
+    from typing import Any
+
+    from toolpacks._approval import ApprovalRequest
     from toolpacks._context import ToolContext
+    from toolpacks._export import ExportWarning, ToolCall, parse_tool_calls, render_result
     from toolpacks._host import Host, PackInfo
     from toolpacks._invoke import CallOptions, InvalidArgumentsError
     from toolpacks._jsonargs import ArgumentLimits
@@ -37,17 +43,20 @@ if TYPE_CHECKING:
     from toolpacks.hookspecs import hookimpl, hookspec, tagged
 
 __all__ = [
+    "ApprovalRequest",
     "ArgumentError",
     "ArgumentLimits",
     "CallOptions",
     "ConfigError",
     "ExportError",
+    "ExportWarning",
     "Host",
     "InvalidArgumentsError",
     "PackError",
     "PackInfo",
     "Registry",
     "Tool",
+    "ToolCall",
     "ToolConflictError",
     "ToolContext",
     "ToolDefinitionError",
@@ -66,11 +75,18 @@ __all__ = [
     "__version__",
     "hookimpl",
     "hookspec",
+    "parse_tool_calls",
+    "render_result",
     "tagged",
     "tool",
 ]
 
 _LOCATIONS = {
+    "ApprovalRequest": "toolpacks._approval",
+    "ExportWarning": "toolpacks._export",
+    "ToolCall": "toolpacks._export",
+    "parse_tool_calls": "toolpacks._export",
+    "render_result": "toolpacks._export",
     "ArgumentError": "toolpacks._result",
     "ArgumentLimits": "toolpacks._jsonargs",
     "CallOptions": "toolpacks._invoke",

@@ -293,8 +293,11 @@ def _prepare(
     try:
         kwargs = plan.validate(arguments)
     except ValidationError as exc:
-        allowed = sorted(plan.params)
-        return _invalid(tool, _argument_errors(exc, plan, allowed), call_id, started)
+        retried = _without_strict_nulls(tool, plan, arguments)
+        if retried is None:
+            allowed = sorted(plan.params)
+            return _invalid(tool, _argument_errors(exc, plan, allowed), call_id, started)
+        kwargs = retried
     except ValueError as exc:  # schema-only validators raise plain ValueError subclasses
         details = getattr(exc, "details", None) or [ArgumentError("", str(exc))]
         return _invalid(tool, list(details), call_id, started)
@@ -320,6 +323,28 @@ def _prepare(
         if plan.context_param is not None:
             kwargs[plan.context_param] = ctx
     return kwargs, ctx
+
+
+def _without_strict_nulls(
+    tool: Tool, plan: _Plan, arguments: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Validate again without the ``null`` values strict mode sends for omitted parameters.
+
+    OpenAI strict schemas make every property required and nullable, so a model sends
+    ``null`` for an optional parameter it leaves out. Returns None if dropping them does not
+    help. Only reached when validation failed, so it costs valid calls nothing.
+    """
+    if None not in arguments.values():
+        return None
+    from toolpacks._export import drop_strict_nulls
+
+    cleaned = drop_strict_nulls(arguments, tool.input_schema)
+    if cleaned == arguments:
+        return None
+    try:
+        return plan.validate(cleaned)
+    except (ValidationError, ValueError):
+        return None
 
 
 def _check_overrides(plan: _Plan, overrides: dict[str, Any]) -> list[ArgumentError]:

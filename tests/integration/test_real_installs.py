@@ -159,3 +159,21 @@ def test_two_distributions_declaring_one_pack_name_are_both_reported(
         assert doctor.returncode == 1
     finally:
         venv.uv("uninstall", "tp-dup-one", "tp-dup-two")
+
+
+def test_scaffolded_pack_installs_and_its_own_tests_pass(venv: Venv, tmp_path: Path) -> None:
+    """`toolpacks new` writes a repository that installs into a fresh venv and passes its tests."""
+    venv.run("toolpacks", "new", "weather", "--dir", str(tmp_path / "toolpacks-weather"))
+    repo = tmp_path / "toolpacks-weather"
+    venv.uv("install", "-e", f"{repo}[test]")
+    try:
+        tests = venv.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=repo)
+        assert "3 passed" in tests.stdout
+        listed = _packs(venv.toolpacks_json("list", cwd=tmp_path))
+        assert listed["weather"]["distribution"] == "toolpacks-weather"
+        called = venv.run(
+            "toolpacks", "call", "weather.greet", "--args", '{"name": "Ada"}', cwd=tmp_path
+        )
+        assert called.stdout.strip() == "Hello, Ada."
+    finally:
+        venv.uv("uninstall", "toolpacks-weather")
