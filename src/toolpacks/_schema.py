@@ -8,6 +8,7 @@ adapter, with pydantic's titles removed and the signature's defaults and descrip
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import sys
@@ -415,6 +416,25 @@ def output_of(
         return None, None
     if output_type is None or output_type is type(None):
         return None, None
+    try:
+        hash(output_type)
+    except TypeError:
+        return _build_output(label, output_type)
+    cached = _OUTPUTS.get(output_type)
+    if cached is None:
+        if len(_OUTPUTS) >= 512:  # bounded: locally defined models must not pile up
+            _OUTPUTS.clear()
+        cached = _OUTPUTS[output_type] = _build_output(label, output_type)
+    schema, adapter = cached
+    return copy.deepcopy(schema), adapter
+
+
+_OUTPUTS: dict[Any, tuple[dict[str, Any], TypeAdapter[Any]]] = {}
+"""Output schemas and validators by return type: most tools return str, int, dict or a few
+shared models, and building a TypeAdapter costs a fraction of a millisecond each time."""
+
+
+def _build_output(label: str, output_type: Any) -> tuple[dict[str, Any], TypeAdapter[Any]]:
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(output_type)
         return drop_titles(adapter.json_schema(mode="serialization")), adapter
