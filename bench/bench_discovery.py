@@ -76,6 +76,7 @@ print(json.dumps({
     "discover_cold_ms": (t2 - t1) * 1e3,
     "discover_warm_ms": (t4 - t3) * 1e3,
     "path_entries": len(sys.path),
+    "peak_rss_kib": __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss,
 }))
 """
 
@@ -83,6 +84,28 @@ MODULE = """\
 import builtins
 builtins.tp_bench_imports = getattr(builtins, "tp_bench_imports", 0) + 1
 IMPORTED = True
+
+from toolpacks import hookimpl
+
+
+def ping() -> str:
+    \"\"\"Answer pong.\"\"\"
+    return "pong"
+
+
+@hookimpl
+def register_tools(register):
+    register(ping)
+"""
+
+TOOLSET = """\
+import builtins, sys
+from toolpacks import Host
+toolset = Host({}).toolset(packs=["pack0"])
+assert toolset.names() == ["ping"], toolset.names()
+imported = sorted(m for m in sys.modules if m.startswith("tp_bench_pack_"))
+assert imported == ["tp_bench_pack_0"], imported
+assert builtins.tp_bench_imports == 1
 """
 
 
@@ -91,9 +114,9 @@ def toolset_case(site: Path, n: int) -> str | None:
 
     Return a ``python -c`` program (run with ``site`` on the path) to add it as the case
     ``toolset``; ``None`` leaves it out. The pack ``pack0`` (module ``tp_bench_pack_0``) is
-    installed in every size.
+    installed in every size. The program checks that only that pack was imported.
     """
-    return None
+    return TOOLSET
 
 
 def make_site(root: Path, n: int) -> Path:
@@ -214,6 +237,8 @@ def main() -> None:
                 continue
             inproc = {"cold": f"{check['discover_cold_ms']:.1f}",
                       "warm": f"{check['discover_warm_ms']:.1f}"}.get(name, "")
+            if name == "cold":
+                inproc += f" (peak RSS {check['peak_rss_kib'] / 1024:.0f} MiB)"
             rows.append([str(result["n"]), f"{figures['start_ms']['median']:.1f}", name,
                          fmt(fig["beyond_start_ms"]), inproc])
     print(table(headers, rows))
