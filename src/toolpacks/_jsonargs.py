@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import from_json
+
 __all__ = ["ArgumentLimits", "ArgumentsParseError", "parse_arguments"]
 
 
@@ -73,6 +75,45 @@ def _float(text: str) -> float:
     return value
 
 
+_MISS = object()
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _parse_fast(text: str, max_digits: int) -> Any:
+    """Parse with pydantic-core's JSON parser when that is provably equivalent; else _MISS.
+
+    Every object key in the text ends with a quote, optional whitespace and a colon, so the
+    number of such matches is at least the number of key occurrences, which is at least the
+    number of distinct keys parsed; equality proves there was no duplicate key (a string
+    holding the pattern only adds matches). Values are then checked for non-finite floats
+    and over-long integers. Anything doubtful goes to the careful parser, which also words
+    the error message.
+    """
+    try:
+        value = from_json(text, allow_inf_nan=False)
+    except ValueError:
+        return _MISS
+    bound = 10**max_digits
+    keys = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            keys += len(item)
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is int:
+            if not -bound < item < bound:
+                return _MISS
+        elif kind is float and not math.isfinite(item):
+            return _MISS
+    if keys != len(_KEY_END.findall(text)):
+        return _MISS
+    return value
+
+
 def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) -> Any:
     """Parse a JSON arguments text under ``limits``.
 
@@ -104,6 +145,9 @@ def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) 
         )
     _check_depth(text, limits.max_depth)
     max_digits = limits.max_int_digits
+    fast = _parse_fast(text, max_digits)
+    if fast is not _MISS:
+        return fast
 
     def _int(literal: str) -> int:
         digits = len(literal.lstrip("-"))

@@ -206,3 +206,19 @@ def test_fuzzed_arguments_always_give_a_result() -> None:
         assert isinstance(result.content, str)
 
     check()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"text": "a", "text" : "b"}',
+        '{"text": "a\\":", "text": "b"}',
+        '{"text": "a",\n  "text"\t:\t"b"}',
+        '{"outer": {"k": 1, "k": 2}, "text": "x"}',
+    ],
+)
+def test_duplicate_keys_are_caught_whatever_the_spacing_or_decoys(text: str) -> None:
+    """The fast parser's duplicate-key proof holds with whitespace and decoy strings."""
+    result = run(echo, text)
+    assert result.is_error
+    assert "duplicate key" in result.content
