@@ -169,11 +169,13 @@ def everything(
 
 
 def test_fuzzed_arguments_always_give_a_result() -> None:
-    """Arbitrary JSON values for every parameter kind never raise out of invoke()."""
+    """Arbitrary JSON values for every parameter kind never raise out of invoke() or call()."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from toolpacks import ToolResult
+    from toolpacks import ToolResult, Toolset
+
+    toolset = Toolset([everything, count, echo])
 
     json_values = st.recursive(
         st.none()
@@ -193,8 +195,8 @@ def test_fuzzed_arguments_always_give_a_result() -> None:
     arguments = st.dictionaries(names, json_values, max_size=10) | json_values
 
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(arguments, st.booleans())
-    def check(args: Any, as_text: bool) -> None:
+    @given(arguments, st.booleans(), st.sampled_from(["everything", "count", "echo", "nope"]))
+    def check(args: Any, as_text: bool, name: str) -> None:
         payload: Any = args
         if as_text:
             try:
@@ -204,6 +206,10 @@ def test_fuzzed_arguments_always_give_a_result() -> None:
         result = run(everything, payload)
         assert isinstance(result, ToolResult)
         assert isinstance(result.content, str)
+        called = asyncio.run(toolset.call(name, payload))
+        assert isinstance(called, ToolResult)
+        assert isinstance(called.content, str)
+        assert called.is_error or name != "nope"
 
     check()
 
