@@ -628,17 +628,9 @@ async def invoke(
         secrets = _secret_values(tool._plan, kwargs) if tool._plan.secret_params else ()
         return _failure(tool, exc, options, call_id, started, t0, secrets)
     if tool.validate_output and tool._output_schema is not None and produced:
-        problem = _check_output(tool, value)
-        if problem is not None:
-            return error_result(
-                "output_invalid",
-                f"Tool '{tool.name}' returned a value that does not match its declared output "
-                f"type: {problem}",
-                tool_name=tool.name,
-                call_id=call_id,
-                started_at=started,
-                duration=time.perf_counter() - t0,
-            )
+        invalid = _invalid_output(tool, value, call_id, started, time.perf_counter() - t0)
+        if invalid is not None:
+            return invalid
     result = ToolResult(
         value,
         tool_name=tool.name,
@@ -721,17 +713,9 @@ async def _fast_invoke(
         and tool.validate_output
         and tool._output_schema is not None
     ):
-        problem = _check_output(tool, value)
-        if problem is not None:
-            return error_result(
-                "output_invalid",
-                f"Tool '{tool.name}' returned a value that does not match its declared output "
-                f"type: {problem}",
-                tool_name=tool.name,
-                call_id=call_id,
-                started_at=started,
-                duration=duration,
-            )
+        invalid = _invalid_output(tool, value, call_id, started, duration)
+        if invalid is not None:
+            return invalid
     result = _new_result(ToolResult)
     result.value = value
     result.is_error = False
@@ -743,6 +727,24 @@ async def _fast_invoke(
     result._content = None
     result._max_chars = options.max_content_chars
     return result
+
+
+def _invalid_output(
+    tool: Tool, value: Any, call_id: str, started: float, duration: float
+) -> ToolResult | None:
+    """The error result for a value that breaks the declared output type, or None."""
+    problem = _check_output(tool, value)
+    if problem is None:
+        return None
+    return error_result(
+        "output_invalid",
+        f"Tool '{tool.name}' returned a value that does not match its declared output "
+        f"type: {problem}",
+        tool_name=tool.name,
+        call_id=call_id,
+        started_at=started,
+        duration=duration,
+    )
 
 
 _new_result = object.__new__
