@@ -31,31 +31,8 @@ def test_sync_tool_that_never_returns_times_out_promptly() -> None:
     assert elapsed < 0.2 + 0.5
 
 
-def test_too_many_abandoned_threads_refuse_the_tool_until_they_finish() -> None:
-    """Past max_abandoned_threads timed-out runs, the tool is refused; it recovers once they end."""
-    release = threading.Event()
-
-    @tool(timeout=0.05, max_abandoned_threads=2)
-    def stuck() -> str:
-        """Blocks until released."""
-        release.wait(30)
-        return "done"
-
-    async def scenario() -> list[str]:
-        kinds = []
-        for _ in range(3):
-            result = await stuck.invoke({})
-            assert result.error is not None
-            kinds.append(result.error.kind)
-        return kinds
-
-    kinds = asyncio.run(scenario())
-    assert kinds == ["timeout", "timeout", "denied"]
-    release.set()
-    deadline = time.monotonic() + 5
-    while stuck._abandoned and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert stuck._abandoned == 0
+# The abandoned-thread cap is tested in tests/core/test_concurrency.py
+# (test_abandoned_threads_refuse_the_tool_past_the_limit).
 
 
 def test_cancelling_a_call_cancels_an_async_tool_quickly() -> None:
