@@ -232,6 +232,10 @@ class Toolset:
         result = await tool.invoke(arguments, ctx, options=entry.options)
         if result.tool_name != name:
             result.tool_name = name
+            if result.error is not None:
+                # The message names the tool; name it as the model called it (a renamed or
+                # prefixed tool), while hooks and logs keep the tool's own name.
+                result = _renamed_error(result, tool.name, name)
         return result
 
     async def _authorize(
@@ -351,6 +355,23 @@ class Toolset:
         calls = parse_tool_calls(payload, format)  # type: ignore[arg-type]
         results = await self.call_many(calls)
         return [render_result(r, format) for r in results]  # type: ignore[arg-type]
+
+
+def _renamed_error(result: ToolResult, own: str, exposed: str) -> ToolResult:
+    """``result`` with its error message naming ``exposed`` instead of ``own``."""
+    error = result.error
+    assert error is not None
+    message = error.message.replace(f"'{own}'", f"'{exposed}'", 1)
+    return error_result(
+        error.kind,
+        message,
+        tool_name=exposed,
+        call_id=result.call_id,
+        details=error.details,
+        exception_type=error.exception_type,
+        started_at=result.started_at,
+        duration=result.duration,
+    )
 
 
 def _normalize_call(call: Any) -> tuple[str, Any, str | None]:

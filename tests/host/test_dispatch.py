@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolpacks import Host, ToolContext, Toolset, tagged, tool
+from toolpacks import Host, ToolContext, ToolError, Toolset, tagged, tool
 from toolpacks.testing import call
 
 
@@ -351,3 +351,23 @@ def test_pack_hooks_only_from_packs_in_the_toolset(pack_of: Callable[..., Any]) 
     assert fired == []
     call(host.toolset(packs=["worker", "audit"]), "work")
     assert fired == ["work"]
+
+
+def test_error_messages_name_the_tool_as_the_model_called_it(
+    pack_of: Callable[..., Any],
+) -> None:
+    """A renamed tool's error result names the exposed name, not the tool's own."""
+
+    @tool
+    def query(sql: str) -> str:
+        """Run SQL."""
+        raise ToolError("read-only")
+
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(query), "db")
+    toolset = host.toolset(rename={"db.query": "sql"})
+    failed = call(toolset, "sql", {"sql": "DELETE"})
+    assert failed.content == "Tool 'sql' failed: read-only"
+    invalid = call(toolset, "sql", {})
+    assert invalid.content.startswith("Invalid arguments for tool 'sql':")
+    assert invalid.tool_name == "sql"
