@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import json
 import warnings
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, get_type_hints
 
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
+from toolpacks import ToolHints
 from toolpacks._export import (
     FORMATS,
     NAME_RULES,
@@ -22,24 +22,7 @@ from toolpacks._export import (
 )
 from toolpacks.exceptions import ExportError
 
-
-@dataclass(frozen=True)
-class Hints:
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
-
-
-@dataclass
-class FakeTool:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
-    title: str | None = None
-    instructions: str | None = None
-    hints: Hints = field(default_factory=Hints)
+from ._export_fakes import FakeTool
 
 
 class Unit(StrEnum):
@@ -73,7 +56,7 @@ def forecast_tool(**changes: Any) -> FakeTool:
         output_schema=Report.model_json_schema(),
         title="Weather forecast",
         instructions="Use metric units unless asked.",
-        hints=Hints(read_only=True, open_world=True),
+        hints=ToolHints(read_only=True, open_world=True),
     )
     for key, value in changes.items():
         setattr(base, key, value)
@@ -248,7 +231,7 @@ def test_mcp_definition_omits_unset_hints_and_output_schema() -> None:
 def test_mcp_annotations_keep_false_hints() -> None:
     """A hint stated as False is sent (it differs from the protocol default)."""
     tool = simple_tool()
-    tool.hints = Hints(destructive=False, idempotent=True)
+    tool.hints = ToolHints(destructive=False, idempotent=True)
     d = definition(tool, "mcp")
     assert d["annotations"] == {"destructiveHint": False, "idempotentHint": True}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -18,24 +17,7 @@ try:  # optional: validates Gemini declarations against the official SDK types w
 except ModuleNotFoundError:  # pragma: no cover - depends on the environment
     genai = None  # type: ignore[assignment]
 
-
-@dataclass(frozen=True)
-class Hints:
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
-
-
-@dataclass
-class FakeTool:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
-    title: str | None = None
-    instructions: str | None = None
-    hints: Hints = field(default_factory=Hints)
+from ._export_fakes import FakeTool
 
 
 def tool_for(model: type[BaseModel], name: str = "t") -> FakeTool:
