@@ -41,7 +41,7 @@ from toolpacks._packs import (
 )
 from toolpacks._tool import Tool
 from toolpacks._toolset import ToolEntry, Toolset
-from toolpacks.exceptions import ConfigError, UntrustedConfigError
+from toolpacks.exceptions import ConfigError
 
 __all__ = ["Host", "PackInfo"]
 
@@ -704,11 +704,3 @@ class _TaggedAuthorizer:
         if tool is not None and self.tags.isdisjoint(tool.tags):
             return None
         return self.fn(**kwargs)
-
-
-def untrusted_error(source: str) -> UntrustedConfigError:
-    """The error raised when an untrusted configuration asks to run code."""
-    return UntrustedConfigError(
-        f"{source} was found in the working directory and is not trusted; run "
-        "`toolpacks trust` after reading it"
-    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic_core import to_json, to_jsonable_python
+
 __all__ = ["ArgumentError", "ErrorKind", "ToolErrorInfo", "ToolResult", "render_value"]
 
 ErrorKind = Literal[
@@ -52,8 +54,6 @@ def render_value(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    from pydantic_core import to_json
-
     try:
         return to_json(value, serialize_unknown=False).decode()
     except Exception:
@@ -139,8 +139,6 @@ class ToolResult:
         """The value as a JSON object when it is one (a dict, model or dataclass), else None."""
         if self.is_error:
             return None
-        from pydantic_core import to_jsonable_python
-
         try:
             jsonable = to_jsonable_python(self.value)
         except Exception:

@@ -27,7 +27,7 @@ from toolpacks._docstrings import parse_docstring
 from toolpacks._jsonschema import drop_titles
 from toolpacks.exceptions import ToolDefinitionError
 
-__all__ = ["ExtraArgs", "Signature", "analyze", "output_of", "output_schema_of", "output_type_of"]
+__all__ = ["ExtraArgs", "Signature", "analyze", "output_of", "output_type_of"]
 
 ExtraArgs = Literal["reject", "ignore"]
 """What to do with arguments a tool does not declare: refuse the call, or drop them."""
@@ -395,11 +395,6 @@ def output_type_of(return_annotation: Any, *, generator: bool) -> Any:
         return return_annotation
     args = get_args(return_annotation)
     return args[0] if args else inspect.Parameter.empty
-
-
-def output_schema_of(label: str, output_type: Any) -> dict[str, Any] | None:
-    """The JSON Schema of a tool's output type, or None when it has none (``Any``, missing)."""
-    return output_of(label, output_type)[0]
 
 
 def output_of(
