@@ -94,7 +94,7 @@ class _Plan:
         sig = tool.signature
         schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
-        self.bool_sensitive = sig.bool_sensitive if sig else ()
+        self.bool_sensitive = sig.bool_sensitive if sig else _schema_bool_sensitive(schema)
         self.params = frozenset(sig.params if sig else schema.get("properties") or ())
         # Whether undeclared arguments can be dropped when a host asks to ignore them: not for
         # ``**kwargs`` functions, nor for schemas that leave the object open.
@@ -141,6 +141,27 @@ class _Plan:
             from toolpacks._schema_validator import schema_validator
 
             self.validate = schema_validator(schema, tool.extra_args, tool.strict)
+
+
+_KINDS = {"integer": "number", "number": "number", "boolean": "boolean"}
+
+
+def _schema_bool_sensitive(schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The bool/number confusion checks of a schema-only tool (file, MCP, hand-built).
+
+    Taken from its top-level property types, as a typed tool gets them from its annotations.
+    """
+    out: list[tuple[str, str]] = []
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        if isinstance(kind, list):
+            kinds = {_KINDS.get(k) for k in kind if k != "null"}
+            kind_name = kinds.pop() if len(kinds) == 1 else None
+        else:
+            kind_name = _KINDS.get(kind) if isinstance(kind, str) else None
+        if kind_name is not None:
+            out.append((name, kind_name))
+    return tuple(out)
 
 
 def _override_checks(tool: Tool) -> dict[str, Callable[[Any], Any]]:

@@ -9,6 +9,7 @@ those of typed tools. Nested structure beyond the top level is checked by type o
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Required
 
@@ -83,7 +84,10 @@ def schema_validator(
     def validate(arguments: Any) -> dict[str, Any]:
         values = adapter.validate_python(arguments)
         for key, value in defaults.items():
-            values.setdefault(key, value)
+            if key not in values:
+                # A list or dict default must not be shared between calls (a handler that
+                # appends to it would change the next call's default).
+                values[key] = copy.deepcopy(value) if isinstance(value, list | dict) else value
         return values
 
     return validate

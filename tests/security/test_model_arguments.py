@@ -228,3 +228,32 @@ def test_duplicate_keys_are_caught_whatever_the_spacing_or_decoys(text: str) -> 
     result = run(echo, text)
     assert result.is_error
     assert "duplicate key" in result.content
+
+
+def test_schema_only_tools_refuse_bool_number_confusion_too() -> None:
+    """File, MCP and hand-built tools (validated from a schema) get the same type checks."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "flag": {"type": ["boolean", "null"]}},
+        "required": ["n"],
+    }
+    hand = Tool(lambda **kw: kw, name="hand", description="Hand-built.", input_schema=schema)
+    assert run(hand, {"n": True}).is_error
+    assert run(hand, {"n": 1, "flag": 0}).is_error
+    assert run(hand, {"n": "2", "flag": True}).value == {"n": 2, "flag": True}
+
+
+def test_schema_defaults_are_not_shared_between_calls() -> None:
+    """A list default handed to one call and mutated there does not leak into the next."""
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "default": []}},
+    }
+
+    def grow(**kwargs):  # type: ignore[no-untyped-def]  # untyped: validated from the schema
+        kwargs["items"].append(1)
+        return len(kwargs["items"])
+
+    hand = Tool(grow, name="grow", description="Appends.", input_schema=schema)
+    assert run(hand, {}).value == 1
+    assert run(hand, {}).value == 1
