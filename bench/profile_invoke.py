@@ -1,7 +1,7 @@
 """Where the time of ``await t.invoke(args)`` goes, step by step (async ``add`` tool).
 
 A profiler's own cost distorts calls that take a microsecond, so this script measures each step
-of ``toolpacks._invoke.invoke`` *in isolation* (``timeit``-style, median over repeats, gc
+of ``toolpacks.core._invoke.invoke`` *in isolation* (``timeit``-style, median over repeats, gc
 paused) and compares the sum with the measured whole. It also measures a *lean reference*: the
 same contract reduced to what a call needs (validate, call, a ``ToolResult`` whose text is
 rendered lazily), to show what the floor allows.

@@ -76,7 +76,13 @@ def test_api_reference_lists_exactly_the_public_names() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["toolpacks._tool", "toolpacks._toolbox", "toolpacks._registry", "toolpacks.testing"]
+    "module",
+    [
+        "toolpacks.core._tool",
+        "toolpacks.core._toolbox",
+        "toolpacks.core._registry",
+        "toolpacks.testing",
+    ],
 )
 def test_docstring_examples_run(module: str) -> None:
     """The ``>>>`` examples in public docstrings are correct."""

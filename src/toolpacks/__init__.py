@@ -16,17 +16,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolpacks._approval import ApprovalRequest
-    from toolpacks._context import ToolContext
-    from toolpacks._export import ExportWarning, ToolCall, parse_tool_calls, render_result
-    from toolpacks._host import Host, PackInfo
-    from toolpacks._invoke import CallOptions, InvalidArgumentsError
-    from toolpacks._jsonargs import ArgumentLimits
-    from toolpacks._registry import Registry
-    from toolpacks._result import ArgumentError, ToolErrorInfo, ToolResult
-    from toolpacks._tool import Tool, ToolHints, ToolMetadata, tool
-    from toolpacks._toolbox import Toolbox
-    from toolpacks._toolset import Toolset
+    from toolpacks.core._context import ToolContext
+    from toolpacks.core._definition import ToolHints, ToolMetadata
+    from toolpacks.core._generators import InvalidArgumentsError
+    from toolpacks.core._jsonargs import ArgumentLimits
+    from toolpacks.core._options import CallOptions
+    from toolpacks.core._registry import Registry
+    from toolpacks.core._result import ArgumentError, ToolErrorInfo, ToolResult
+    from toolpacks.core._tool import Tool, tool
+    from toolpacks.core._toolbox import Toolbox
     from toolpacks.exceptions import (
         ConfigError,
         ExportError,
@@ -40,7 +38,11 @@ if TYPE_CHECKING:
         UntrustedConfigError,
         WrongRunMethodError,
     )
+    from toolpacks.export import ExportWarning, ToolCall, parse_tool_calls, render_result
     from toolpacks.hookspecs import hookimpl, hookspec, tagged
+    from toolpacks.host._approval import ApprovalRequest
+    from toolpacks.host._host import Host, PackInfo
+    from toolpacks.host._toolset import Toolset
 
 __all__ = [
     "ApprovalRequest",
@@ -82,41 +84,41 @@ __all__ = [
 ]
 
 _LOCATIONS = {
-    "ApprovalRequest": "toolpacks._approval",
-    "ExportWarning": "toolpacks._export",
-    "ToolCall": "toolpacks._export",
-    "parse_tool_calls": "toolpacks._export",
-    "render_result": "toolpacks._export",
-    "ArgumentError": "toolpacks._result",
-    "ArgumentLimits": "toolpacks._jsonargs",
-    "CallOptions": "toolpacks._invoke",
+    "ApprovalRequest": "toolpacks.host._approval",
+    "ExportWarning": "toolpacks.export",
+    "ToolCall": "toolpacks.export",
+    "parse_tool_calls": "toolpacks.export",
+    "render_result": "toolpacks.export",
+    "ArgumentError": "toolpacks.core._result",
+    "ArgumentLimits": "toolpacks.core._jsonargs",
+    "CallOptions": "toolpacks.core._options",
     "ConfigError": "toolpacks.exceptions",
     "ExportError": "toolpacks.exceptions",
-    "Host": "toolpacks._host",
-    "InvalidArgumentsError": "toolpacks._invoke",
+    "Host": "toolpacks.host._host",
+    "InvalidArgumentsError": "toolpacks.core._generators",
     "PackError": "toolpacks.exceptions",
-    "PackInfo": "toolpacks._host",
-    "Registry": "toolpacks._registry",
-    "Tool": "toolpacks._tool",
+    "PackInfo": "toolpacks.host._host",
+    "Registry": "toolpacks.core._registry",
+    "Tool": "toolpacks.core._tool",
     "ToolConflictError": "toolpacks.exceptions",
-    "ToolContext": "toolpacks._context",
+    "ToolContext": "toolpacks.core._context",
     "ToolDefinitionError": "toolpacks.exceptions",
     "ToolError": "toolpacks.exceptions",
-    "ToolErrorInfo": "toolpacks._result",
-    "ToolHints": "toolpacks._tool",
-    "ToolMetadata": "toolpacks._tool",
+    "ToolErrorInfo": "toolpacks.core._result",
+    "ToolHints": "toolpacks.core._definition",
+    "ToolMetadata": "toolpacks.core._definition",
     "ToolNotFoundError": "toolpacks.exceptions",
     "ToolPermissionError": "toolpacks.exceptions",
-    "ToolResult": "toolpacks._result",
-    "Toolbox": "toolpacks._toolbox",
+    "ToolResult": "toolpacks.core._result",
+    "Toolbox": "toolpacks.core._toolbox",
     "ToolpacksError": "toolpacks.exceptions",
-    "Toolset": "toolpacks._toolset",
+    "Toolset": "toolpacks.host._toolset",
     "UntrustedConfigError": "toolpacks.exceptions",
     "WrongRunMethodError": "toolpacks.exceptions",
     "hookimpl": "toolpacks.hookspecs",
     "hookspec": "toolpacks.hookspecs",
     "tagged": "toolpacks.hookspecs",
-    "tool": "toolpacks._tool",
+    "tool": "toolpacks.core._tool",
 }
 
 

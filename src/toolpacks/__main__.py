@@ -2,6 +2,6 @@
 
 import sys
 
-from toolpacks._cli import main
+from toolpacks.cli._main import main
 
 sys.exit(main())

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import pluggy
 
 if TYPE_CHECKING:
-    from toolpacks._context import ToolContext
-    from toolpacks._result import ToolResult
-    from toolpacks._tool import Tool
+    from toolpacks.core._context import ToolContext
+    from toolpacks.core._result import ToolResult
+    from toolpacks.core._tool import Tool
 
 __all__ = [
     "Decision",

@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from toolpacks._context import ToolContext
-from toolpacks._host import Host
-from toolpacks._result import ToolResult
-from toolpacks._toolset import Toolset
+from toolpacks.core._context import ToolContext
+from toolpacks.core._result import ToolResult
+from toolpacks.host._host import Host
+from toolpacks.host._toolset import Toolset
 
 __all__ = ["call", "make_host", "toolpacks_host"]
 

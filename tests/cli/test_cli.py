@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from toolpacks import __version__
-from toolpacks._cli import COMMANDS, main
+from toolpacks.cli._main import COMMANDS, main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -204,7 +204,7 @@ def test_toolset_json(site: Any, clock_source: str, capsys: pytest.CaptureFixtur
 
 def test_toolset_format(site: Any, clock_source: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``toolset --format openai`` prints provider definitions."""
-    pytest.importorskip("toolpacks._export")
+    pytest.importorskip("toolpacks.export")
     site.pack("clock", clock_source)
     status, out, _ = run(capsys, "toolset", "--format", "openai")
     assert status == 0
@@ -392,7 +392,7 @@ def test_trust_command(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "trust")
     assert status == 0
     assert "trusted" in out
-    from toolpacks._trust import is_trusted
+    from toolpacks.packs._trust import is_trusted
 
     assert is_trusted(Path("toolpacks.toml"))
 

@@ -18,7 +18,7 @@ from toolpacks import (
     ToolpacksError,
     tool,
 )
-from toolpacks._tool import MissingDocstringWarning, ToolLock
+from toolpacks.core._definition import MissingDocstringWarning, ToolLock
 
 
 class Plain:

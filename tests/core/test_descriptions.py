@@ -8,8 +8,8 @@ import pytest
 from pydantic import Field
 
 from toolpacks import tool
-from toolpacks._docstrings import parse_docstring
-from toolpacks._tool import MissingDocstringWarning
+from toolpacks.core._definition import MissingDocstringWarning
+from toolpacks.core._docstrings import parse_docstring
 
 GOOGLE = """Search the web.
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolpacks import CallOptions, Tool, ToolContext, tool
-from toolpacks._hooks import GlobalHook, HookSet
+from toolpacks.core._hooks import GlobalHook, HookSet
 
 
 def test_before_invoke_receives_the_call_kwargs(run: Any, add: Tool) -> None:

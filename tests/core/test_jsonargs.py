@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolpacks import ArgumentLimits, CallOptions, Tool
-from toolpacks._jsonargs import ArgumentsParseError, parse_arguments
+from toolpacks.core._jsonargs import ArgumentsParseError, parse_arguments
 
 
 def test_parses_an_object() -> None:

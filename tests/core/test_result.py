@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolpacks import CallOptions, ToolErrorInfo, ToolResult, tool
-from toolpacks._result import error_result, render_value
+from toolpacks.core._result import error_result, render_value
 
 
 class Hit(BaseModel):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from toolpacks import Tool, ToolContext, ToolResult
-from toolpacks._filetools import load_tools_dir
+from toolpacks.filetools._loader import load_tools_dir
 
 ECHO_HANDLER = """\
 def handle(arguments, context):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from toolpacks import Tool
-from toolpacks._filetools import load_tools_dir
-from toolpacks._filetools_handler import MODULE_PREFIX
+from toolpacks.filetools._handler import MODULE_PREFIX
+from toolpacks.filetools._loader import load_tools_dir
 
 Load = Callable[[], tuple[dict[str, Tool], list[str]]]
 

@@ -137,7 +137,7 @@ def test_parameter_description_reaches_provider_definitions(
     make_tool: Callable[..., Path], tools_dir: Path
 ) -> None:
     """A parameter's `description` is in the definition a model is sent."""
-    pytest.importorskip("toolpacks._export", reason="provider formats are not built yet")
+    pytest.importorskip("toolpacks.export", reason="provider formats are not built yet")
     make_tool("t", "description: T.\nparameters:\n  q: {description: What to look for.}")
     toolset = Host({"files": {"dirs": [str(tools_dir)]}}, discover=False).toolset()
     (definition,) = toolset.definitions("openai")

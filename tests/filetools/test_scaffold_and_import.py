@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from toolpacks import Host, Tool, ToolDefinitionError
-from toolpacks._filetools import load_tools_dir, scaffold_tool
-from toolpacks._filetools_handler import MODULE_PREFIX, module_name
+from toolpacks.filetools._handler import MODULE_PREFIX, module_name
+from toolpacks.filetools._loader import load_tools_dir, scaffold_tool
 
 Load = Callable[[], tuple[dict[str, Tool], list[str]]]
 

@@ -107,7 +107,7 @@ def test_tools_directory_itself_may_be_a_symlink(
     make_tool: Callable[..., Path], tools_dir: Path, tmp_path: Path
 ) -> None:
     """The tools directory given may be a link; its tools are checked against its target."""
-    from toolpacks._filetools import load_tools_dir
+    from toolpacks.filetools._loader import load_tools_dir
 
     make_tool("inside", "description: I.")
     (tmp_path / "link").symlink_to(tools_dir, target_is_directory=True)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from toolpacks import ConfigError, Host, ToolConflictError, tool
-from toolpacks._conflicts import ConflictContext
-from toolpacks._toolset import ToolEntry
+from toolpacks.host._conflicts import ConflictContext
+from toolpacks.host._toolset import ToolEntry
 from toolpacks.testing import call
 
 

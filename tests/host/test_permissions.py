@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolpacks import Host, ToolContext, tool
-from toolpacks._approval import ApprovalRequest
+from toolpacks.host._approval import ApprovalRequest
 from toolpacks.testing import call
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolpacks import ConfigError, Host, Tool, Toolset, tool
-from toolpacks._names import safe_name
+from toolpacks.core._names import safe_name
 from toolpacks.testing import call, make_host
 
 SAFE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -201,7 +201,7 @@ def test_toolset_from_plain_tools() -> None:
 
 def test_definitions_neutral_format_is_sorted(toolset: Toolset) -> None:
     """The neutral definitions follow the sorted exposed names."""
-    pytest.importorskip("toolpacks._export")
+    pytest.importorskip("toolpacks.export")
     names = [d["name"] for d in toolset.definitions()]
     assert names == toolset.names()
 

@@ -89,7 +89,7 @@ sys.path.insert(0, {here!r})
 
 import demo_pack
 from toolpacks import Host
-from toolpacks._mcp_server import serve_stdio
+from toolpacks.mcp._server import serve_stdio
 
 host = Host({config!r}, discover=False)
 host.add_pack(demo_pack, name="demo")

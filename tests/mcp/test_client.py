@@ -393,7 +393,7 @@ def test_tools_listing_follows_every_page() -> None:
     from mcp_types import ListToolsResult
     from mcp_types import Tool as McpTool
 
-    from toolpacks._mcp_connection import McpConnection, ServerSpec
+    from toolpacks.packs._mcp_connection import McpConnection, ServerSpec
 
     def page(names: list[str], cursor: str | None) -> ListToolsResult:
         tools = [McpTool(name=n, input_schema={"type": "object"}) for n in names]
@@ -427,7 +427,7 @@ def test_result_conversion_prefers_structured_content_and_describes_media() -> N
     )
 
     from toolpacks import ToolError
-    from toolpacks._mcp_client import result_value
+    from toolpacks.packs._mcp_client import result_value
 
     structured = CallToolResult(content=[TextContent(text="{}")], structured_content={"a": 1})
     assert result_value(structured) == {"a": 1}

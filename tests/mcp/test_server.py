@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, MCPError
 
 from toolpacks import ToolError, Toolset, tool
-from toolpacks._mcp_server import build_server
+from toolpacks.mcp._server import build_server
 
 from .conftest import BlockingClient, serve_params, text_of, write_demo
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from toolpacks import Host, ToolDefinitionError, hookimpl, tool
-from toolpacks._doctor import diagnose
+from toolpacks.cli._doctor import diagnose
 
 
 def _fake_install(site: Path, dist: str, pack: str, module: str, source: str) -> None:
@@ -163,7 +163,7 @@ def test_pack_registering_a_hidden_character_description_fails_alone() -> None:
 
 def test_file_tool_with_hidden_characters_is_reported(tmp_path: Path) -> None:
     """A TOOL.md whose description hides characters is reported; its neighbours load."""
-    from toolpacks._filetools import load_tools_dir
+    from toolpacks.filetools._loader import load_tools_dir
 
     for name, description in (("good", "Fine."), ("bad", "Fine.\u2067hidden")):
         folder = tmp_path / name

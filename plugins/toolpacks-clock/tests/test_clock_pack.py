@@ -88,7 +88,7 @@ def test_weekday_file_tool_through_a_host() -> None:
     """A host loads the pack's tools directory: clock.weekday validates and answers."""
     import toolpacks
 
-    if importlib.util.find_spec("toolpacks._filetools") is None or not hasattr(toolpacks, "Host"):
+    if importlib.util.find_spec("toolpacks.filetools._loader") is None or not hasattr(toolpacks, "Host"):
         pytest.skip("this toolpacks version cannot load file tools yet")
     host = toolpacks.Host({}, discover=False)
     try:

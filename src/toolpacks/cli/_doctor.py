@@ -1,0 +1,159 @@
+"""``toolpacks doctor``: everything that is wrong, in one report, with a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolpacks.exceptions import ConfigError, ToolpacksError
+
+__all__ = ["Finding", "diagnose", "edit_distance", "run_doctor"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem or warning."""
+
+    level: Literal["error", "warning"]
+    """Errors make ``doctor`` exit non-zero; warnings do not."""
+    topic: str
+    """What it concerns: ``config``, ``pack NAME``, ``agent NAME``, ``pin NAME``."""
+    message: str
+    """What is wrong and how to fix it."""
+
+
+@dataclass(slots=True)
+class Report:
+    """The doctor's findings and measurements."""
+
+    findings: list[Finding] = field(default_factory=list)
+    """Problems found."""
+    import_seconds: dict[str, float] = field(default_factory=dict)
+    """Per-pack import and registration time."""
+
+    def add(self, level: Literal["error", "warning"], topic: str, message: str) -> None:
+        """Record a finding."""
+        self.findings.append(Finding(level, topic, message))
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing is an error."""
+        return all(f.level != "error" for f in self.findings)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """The Levenshtein distance between two strings."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def diagnose(config: str | None, slow: float = 1.0) -> Report:
+    """Check the configuration, every pack, every agent and the pins."""
+    from toolpacks.host._host import Host
+
+    report = Report()
+    try:
+        host = Host(config)
+    except ToolpacksError as exc:
+        report.add("error", "config", str(exc))
+        return report
+    for problem in host.discovery_problems:
+        report.add("warning", "discovery", problem)
+    configured: set[str] = set(host.config.config.pack_settings())
+    for agent_config in host.config.config.agents.values():
+        configured.update(n for n in agent_config.packs if n != "*")
+    for info in host.packs:
+        if info.status == "available":
+            loaded = host.load(info.name)
+            info = loaded.info
+            for problem in loaded.problems:
+                report.add("warning", f"pack {info.name}", problem)
+        if info.import_seconds is not None:
+            report.import_seconds[info.name] = info.import_seconds
+            if info.import_seconds > slow:
+                report.add(
+                    "warning",
+                    f"pack {info.name}",
+                    f"import and registration took {info.import_seconds:.2f} s (threshold "
+                    f"{slow:g} s); it slows every toolset that uses it",
+                )
+        if info.status in ("failed", "clash"):
+            report.add("error", f"pack {info.name}", f"{info.describe()}: {info.error}")
+        elif info.status == "disabled":
+            report.add("warning", f"pack {info.name}", f"disabled: {info.error}")
+    installed = {p.name: p for p in host.packs}
+    for name in sorted(set(host.config.config.pack_settings()) - set(installed)):
+        report.add(
+            "warning",
+            f"pack {name}",
+            f"{host.config.source}: [packs.{name}] configures a pack that is not installed "
+            f"(installed: {', '.join(installed) or 'none'})",
+        )
+    for wanted in sorted(configured):
+        candidates = {_normalize(wanted), _normalize(f"toolpacks-{wanted}")}
+        for info in installed.values():
+            # A look-alike distribution may well declare the very pack name it imitates,
+            # so the pack name is no reason to skip it; the distribution name is checked.
+            if not info.distribution or info.source != "entry_point":
+                continue
+            dist = _normalize(info.distribution)
+            if dist in candidates:
+                continue
+            if any(edit_distance(dist, c) == 1 for c in candidates):
+                report.add(
+                    "warning",
+                    f"pack {info.name}",
+                    f"distribution {info.distribution!r} is one letter away from the configured "
+                    f"pack {wanted!r}; check it is the package you meant to install (typosquat?)",
+                )
+    agents: list[str | None] = [*host.config.config.agents] or [None]
+    for agent in agents:
+        try:
+            host.toolset(agent)
+        except (ConfigError, ToolpacksError) as exc:
+            report.add("error", f"agent {agent or '(default)'}", str(exc))
+    try:
+        from toolpacks.host._lockfile import check_pins
+
+        for name, message in check_pins(host):
+            report.add("error", f"pin {name}", message)
+    except ToolpacksError as exc:
+        report.add("error", "pins", str(exc))
+    host.close()
+    return report
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Print the report; exit status 1 when anything is an error."""
+    report = diagnose(args.config, args.slow)
+    if getattr(args, "json", False):
+        data: dict[str, Any] = {
+            "ok": report.ok,
+            "findings": [
+                {"level": f.level, "topic": f.topic, "message": f.message} for f in report.findings
+            ],
+            "import_seconds": report.import_seconds,
+        }
+        print(json.dumps(data, indent=2, sort_keys=True))
+        return 0 if report.ok else 1
+    for name, seconds in sorted(report.import_seconds.items()):
+        print(f"  {name:<20} imported in {seconds * 1000:.1f} ms")
+    for f in report.findings:
+        print(f"{f.level}: {f.topic}: {f.message}")
+    print(
+        "ok: no problems found"
+        if report.ok and not report.findings
+        else ("ok (with warnings)" if report.ok else "problems found")
+    )
+    return 0 if report.ok else 1

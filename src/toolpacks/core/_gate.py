@@ -1,0 +1,200 @@
+"""The argument gate: what every call's arguments pass before any tool code runs.
+
+Parsing JSON text under caps, the bool/number checks, validation against the tool's
+parameters, strict-mode nulls, fixed-argument overrides, and the context to inject. Failures
+become an ``invalid_arguments`` result that names each argument and says how to fix it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from toolpacks.core._context import ToolContext
+from toolpacks.core._jsonargs import ArgumentsParseError, parse_arguments
+from toolpacks.core._options import CallOptions
+from toolpacks.core._plan import CallPlan, plan_of
+from toolpacks.core._result import ArgumentError, ToolResult, error_result
+
+if TYPE_CHECKING:
+    from toolpacks.core._definition import ToolDefinition as Tool
+
+__all__ = ["invalid_arguments", "prepare"]
+
+logger = logging.getLogger("toolpacks")
+_EMPTY: dict[str, Any] = {}
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _argument_errors(
+    exc: ValidationError, plan: CallPlan, allowed: list[str]
+) -> list[ArgumentError]:
+    details: list[ArgumentError] = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in err["loc"])
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            message = f"unexpected argument; allowed arguments are: {', '.join(allowed) or 'none'}"
+        elif kind == "missing":
+            message = "missing required argument"
+        elif err["loc"] and err["loc"][0] in plan.secret_params:
+            message = f"{err['msg']} (value redacted)"
+        else:
+            message = f"{err['msg']} (got {_short(err.get('input'))})"
+        details.append(ArgumentError(loc, message))
+    return details
+
+
+def invalid_arguments(
+    tool: Tool, details: list[ArgumentError], call_id: str, started: float
+) -> ToolResult:
+    lines = [f"Invalid arguments for tool '{tool.name}':"]
+    lines.extend(f"- {d.argument or '(arguments)'}: {d.message}" for d in details)
+    lines.append("Fix the arguments and call the tool again.")
+    return error_result(
+        "invalid_arguments",
+        "\n".join(lines),
+        tool_name=tool.name,
+        call_id=call_id,
+        details=tuple(details),
+        started_at=started,
+    )
+
+
+def prepare(
+    tool: Tool,
+    arguments: Mapping[str, Any] | str | bytes | None,
+    context: ToolContext | None,
+    options: CallOptions,
+    call_id: str,
+    started: float,
+) -> tuple[dict[str, Any], ToolContext | None] | ToolResult:
+    """Parse and validate; return the keyword arguments and context, or an error result."""
+    plan = plan_of(tool)
+    if arguments is None:
+        arguments = _EMPTY
+    elif isinstance(arguments, str | bytes | bytearray):
+        try:
+            arguments = parse_arguments(arguments, options.limits)
+        except ArgumentsParseError as exc:
+            return invalid_arguments(tool, [ArgumentError("", str(exc))], call_id, started)
+    if type(arguments) is not dict:
+        if not isinstance(arguments, Mapping):
+            return invalid_arguments(
+                tool,
+                [
+                    ArgumentError(
+                        "", f"arguments must be a JSON object, got {type(arguments).__name__}"
+                    )
+                ],
+                call_id,
+                started,
+            )
+        arguments = dict(arguments)
+    overrides: dict[str, Any] | None = None
+    if plan.fixed and not plan.fixed.keys().isdisjoint(arguments):
+        overrides = {k: arguments[k] for k in plan.fixed if k in arguments}
+        arguments = {k: v for k, v in arguments.items() if k not in overrides}
+        logger.warning(
+            "tool %r: call-time argument(s) %s override fixed keyword arguments",
+            tool.name,
+            ", ".join(sorted(overrides)),
+        )
+    extra = options.extra_args or tool.extra_args
+    if extra == "ignore" and tool.extra_args == "reject" and plan.closed:
+        arguments = {k: v for k, v in arguments.items() if k in plan.params}
+    for name, kind in plan.bool_sensitive:
+        value = arguments.get(name)
+        if kind == "number" and (value is True or value is False):
+            return invalid_arguments(
+                tool,
+                [ArgumentError(name, f"expected a number, got boolean {value!r}")],
+                call_id,
+                started,
+            )
+        if kind == "boolean" and type(value) is int:
+            return invalid_arguments(
+                tool,
+                [ArgumentError(name, f"expected true or false, got number {value!r}")],
+                call_id,
+                started,
+            )
+    try:
+        kwargs = plan.validate(arguments)
+    except ValidationError as exc:
+        retried = _without_strict_nulls(tool, plan, arguments)
+        if retried is None:
+            allowed = sorted(plan.params)
+            return invalid_arguments(tool, _argument_errors(exc, plan, allowed), call_id, started)
+        kwargs = retried
+    except ValueError as exc:  # schema-only validators raise plain ValueError subclasses
+        details = getattr(exc, "details", None) or [ArgumentError("", str(exc))]
+        return invalid_arguments(tool, list(details), call_id, started)
+    if plan.fixed:
+        calls = plan.fixed_calls
+        for key, value in plan.fixed.items():
+            kwargs[key] = value() if key in calls else value
+        if overrides:
+            problems = _check_overrides(plan, overrides)
+            if problems:
+                return invalid_arguments(tool, problems, call_id, started)
+            kwargs.update(overrides)
+    ctx = None
+    if plan.context_param is not None or options.hooks or tool.require_approval:
+        if context is None:
+            ctx = ToolContext(call_id=call_id, tool_name=tool.name)
+        else:
+            # Each call gets its own cancellation signal: a timeout of one call must not
+            # leave a context the application reuses marked as cancelled.
+            ctx = replace(
+                context, call_id=call_id, tool_name=tool.name, cancel_event=threading.Event()
+            )
+        if plan.context_param is not None:
+            kwargs[plan.context_param] = ctx
+    return kwargs, ctx
+
+
+def _without_strict_nulls(
+    tool: Tool, plan: CallPlan, arguments: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Validate again without the ``null`` values strict mode sends for omitted parameters.
+
+    OpenAI strict schemas make every property required and nullable, so a model sends
+    ``null`` for an optional parameter it leaves out. Returns None if dropping them does not
+    help. Only reached when validation failed, so it costs valid calls nothing.
+    """
+    if None not in arguments.values():
+        return None
+    from toolpacks.core._strict_nulls import drop_strict_nulls
+
+    cleaned = drop_strict_nulls(arguments, tool.input_schema)
+    if cleaned == arguments:
+        return None
+    try:
+        return plan.validate(cleaned)
+    except (ValidationError, ValueError):
+        return None
+
+
+def _check_overrides(plan: CallPlan, overrides: dict[str, Any]) -> list[ArgumentError]:
+    """Validate call-time values that override fixed kwargs, in place; return the problems."""
+    problems: list[ArgumentError] = []
+    for key, value in overrides.items():
+        check = plan.override_checks.get(key)
+        if check is None:
+            continue
+        try:
+            overrides[key] = check(value)
+        except ValidationError as exc:
+            message = "; ".join(e["msg"] for e in exc.errors(include_url=False))
+            problems.append(ArgumentError(key, f"{message} (got {_short(value)})"))
+    return problems

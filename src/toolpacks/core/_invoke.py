@@ -1,0 +1,223 @@
+"""Invoking a tool: the general path and the short one, each ending in a ``ToolResult``.
+
+Everything that can be decided once per tool (what to inject, which checks apply) is decided
+by its ``CallPlan``; a call does only what that call needs. The arguments pass the gate
+(``_gate``) first; running is ``_run``'s, generators are ``_generators``'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolpacks.core._context import ToolContext
+from toolpacks.core._gate import prepare
+from toolpacks.core._generators import iterate
+from toolpacks.core._hooks import EMPTY_HOOKS, call_hook
+from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
+from toolpacks.core._outcome import (
+    failure_result,
+    invalid_output,
+    secret_arguments,
+    timeout_result,
+    unbound_result,
+)
+from toolpacks.core._plan import CallPlan, plan_of
+from toolpacks.core._result import ToolResult, error_result
+from toolpacks.core._run import (
+    Refused,
+    TimedOut,
+    before_hooks,
+    call_fn,
+    call_ids,
+    error_hooks,
+    guarded,
+    next_call_id,
+)
+
+if TYPE_CHECKING:
+    from toolpacks.core._definition import ToolDefinition as Tool
+
+__all__ = ["invoke", "start"]
+
+
+async def invoke(
+    tool: Tool,
+    arguments: Mapping[str, Any] | str | bytes | None,
+    context: ToolContext | None,
+    options: CallOptions | None,
+) -> ToolResult:
+    """Run ``tool`` with model-supplied ``arguments``; see ``Tool.invoke``."""
+    options = options or DEFAULT_OPTIONS
+    started = time.time()
+    t0 = time.perf_counter()
+    call_id = context.call_id if context is not None and context.call_id else next_call_id()
+    prepared = prepare(tool, arguments, context, options, call_id, started)
+    if type(prepared) is ToolResult:
+        return prepared
+    kwargs, ctx = prepared  # type: ignore[misc]
+    if tool._plan.unbound:
+        return unbound_result(tool, call_id, started)
+    hooked = bool(tool.hooks) or bool(options.hooks)
+    if hooked:
+        await before_hooks(tool, kwargs, ctx, options)
+    meta = tool.metadata
+    meta.start = started
+    hook_errors: list[BaseException] | None = None
+    try:
+        try:
+            if tool.kind in ("generator", "async_generator"):
+                items: list[Any] = []
+                hook_errors = []
+                async with contextlib.aclosing(
+                    iterate(tool, kwargs, ctx, options, items, hook_errors)
+                ) as iterator:
+                    async for _ in iterator:
+                        pass
+                value: Any = items[-1] if items else None
+                after_payload: Any = items
+                produced = bool(items)  # an empty generator has no item to check
+            elif tool.lock is None and tool.timeout is None:
+                value = await (
+                    tool.fn(**kwargs) if tool.kind == "coroutine" else call_fn(tool, kwargs, ctx)
+                )
+                after_payload = value
+                produced = True
+            else:
+                value = await guarded(tool, lambda: call_fn(tool, kwargs, ctx))
+                after_payload = value
+                produced = True
+        finally:
+            meta.end = time.time()
+    except TimedOut:
+        if ctx is not None:
+            ctx.cancel()
+        return timeout_result(tool, call_id, started, t0)
+    except Refused as exc:
+        return error_result(
+            "denied",
+            str(exc),
+            tool_name=tool.name,
+            call_id=call_id,
+            started_at=started,
+            duration=time.perf_counter() - t0,
+        )
+    except asyncio.CancelledError:
+        if ctx is not None:
+            ctx.cancel()
+        raise
+    except Exception as exc:
+        if hook_errors and exc is hook_errors[0]:
+            raise  # an on_yield hook failed: hook exceptions are not swallowed
+        if hooked:
+            await error_hooks(tool, exc, ctx, options)
+        secrets = secret_arguments(tool._plan, kwargs) if tool._plan.secret_params else ()
+        return failure_result(tool, exc, options, call_id, started, t0, secrets)
+    if tool.validate_output and tool._output_schema is not None and produced:
+        invalid = invalid_output(tool, value, call_id, started, time.perf_counter() - t0)
+        if invalid is not None:
+            return invalid
+    result = ToolResult(
+        value,
+        tool_name=tool.name,
+        call_id=call_id,
+        started_at=started,
+        duration=time.perf_counter() - t0,
+        max_chars=options.max_content_chars,
+    )
+    if hooked:
+        for hook in tool.hooks.after:
+            await call_hook(hook, after_payload)
+        for hook in options.hooks.after:
+            await call_hook(hook, tool=tool, result=result, context=ctx)
+    return result
+
+
+def start(
+    tool: Tool,
+    arguments: Mapping[str, Any] | str | bytes | None,
+    context: ToolContext | None,
+    options: CallOptions | None,
+) -> Coroutine[Any, Any, ToolResult]:
+    """The coroutine that runs one call.
+
+    The short path when nothing but validation and the call itself is needed (no hooks,
+    lock, timeout, fixed or injected arguments); else the general one.
+    """
+    plan = tool._plan or plan_of(tool)
+    hooks = tool.hooks
+    if (
+        plan.fast
+        and type(arguments) is dict
+        and (options is None or (options.hooks is EMPTY_HOOKS and options.extra_args is None))
+        and not (hooks.before or hooks.after or hooks.error or hooks.on_yield)
+    ):
+        return _fast_invoke(tool, plan, arguments, context, options or DEFAULT_OPTIONS)
+    return invoke(tool, arguments, context, options)
+
+
+async def _fast_invoke(
+    tool: Tool,
+    plan: CallPlan,
+    arguments: dict[str, Any],
+    context: ToolContext | None,
+    options: CallOptions,
+) -> ToolResult:
+    """The short path: validate, call, wrap.
+
+    Arguments that need a message go to the general path, which produces the error result
+    (bad arguments never reach the tool here).
+    """
+    for name, kind in plan.bool_sensitive:
+        value = arguments.get(name)
+        if value is True or value is False:
+            if kind == "number":
+                return await invoke(tool, arguments, context, options)
+        elif kind == "boolean" and type(value) is int:
+            return await invoke(tool, arguments, context, options)
+    try:
+        kwargs = plan.validate(arguments)
+    except ValueError:
+        return await invoke(tool, arguments, context, options)
+    started = time.time()
+    t0 = time.perf_counter()
+    call_id = (
+        context.call_id if context is not None and context.call_id else f"call_{next(call_ids)}"
+    )
+    meta = tool.metadata
+    meta.start = started
+    try:
+        if tool.kind == "coroutine":
+            value = await tool.fn(**kwargs)
+        else:
+            value = await call_fn(tool, kwargs, None)
+    except Exception as exc:
+        return failure_result(tool, exc, options, call_id, started, t0)
+    finally:
+        duration = time.perf_counter() - t0
+        meta.end = started + duration
+    if (
+        type(value) is not plan.out_exact
+        and tool.validate_output
+        and tool._output_schema is not None
+    ):
+        invalid = invalid_output(tool, value, call_id, started, duration)
+        if invalid is not None:
+            return invalid
+    result = new_result(ToolResult)
+    result.value = value
+    result.is_error = False
+    result.error = None
+    result.tool_name = tool.name
+    result.call_id = call_id
+    result.started_at = started
+    result.duration = duration
+    result._content = None
+    result._max_chars = options.max_content_chars
+    return result
+
+
+new_result = object.__new__

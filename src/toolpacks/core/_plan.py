@@ -1,0 +1,157 @@
+"""What a call of one tool needs, decided once per tool on its first call (``CallPlan``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ConfigDict, TypeAdapter
+
+from toolpacks.core._schema import _is_context
+
+if TYPE_CHECKING:
+    from toolpacks.core._definition import ToolDefinition as Tool
+
+__all__ = ["CallPlan", "plan_of"]
+
+
+class CallPlan:
+    """What a call of one tool needs, computed once, on its first call."""
+
+    __slots__ = (
+        "bool_sensitive",
+        "closed",
+        "context_param",
+        "fast",
+        "fixed",
+        "fixed_calls",
+        "out_exact",
+        "override_checks",
+        "params",
+        "secret_params",
+        "unbound",
+        "validate",
+    )
+
+    def __init__(self, tool: Tool) -> None:
+        sig = tool.signature
+        schema = tool.input_schema
+        self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
+        self.bool_sensitive = sig.bool_sensitive if sig else _schema_bool_sensitive(schema)
+        self.params = frozenset(sig.params if sig else schema.get("properties") or ())
+        # Whether undeclared arguments can be dropped when a host asks to ignore them: not for
+        # ``**kwargs`` functions, nor for schemas that leave the object open.
+        if sig is not None:
+            self.closed = not sig.var_keyword
+        else:
+            extra = schema.get("additionalProperties")
+            self.closed = extra is False or (extra is None and bool(self.params))
+        self.fixed = dict(tool.fixed_kwargs)
+        self.fixed_calls = frozenset(k for k, v in self.fixed.items() if callable(v))
+        self.override_checks = _override_checks(tool) if self.fixed else {}
+        self.secret_params = _secret_params(tool)
+        self.unbound = sig is not None and sig.skips_first and tool._bound_to is None
+        # A return value of exactly the declared plain type needs no further output check.
+        out = tool._output_type
+        self.out_exact = out if out in (str, int, float, bool, dict, list) else None
+        # Calls of most tools need nothing but validation and the call itself; ``invoke``
+        # takes a short path for them (hooks and options are checked per call).
+        self.fast = (
+            tool.kind in ("coroutine", "function")
+            and tool.lock is None
+            and tool.timeout is None
+            and not self.fixed
+            and self.context_param is None
+            and not self.unbound
+            and not self.secret_params
+        )
+        if sig is not None:
+            adapter = sig.adapter
+            if tool.strict:
+                # Strict means JSON's strict mode: no "3" for 3, but an enum value, an ISO
+                # date or an array for a tuple are what JSON can send, so they are accepted.
+                from pydantic_core import to_json
+
+                def validate_strict(arguments: Any) -> dict[str, Any]:
+                    result: dict[str, Any] = adapter.validate_json(to_json(arguments))
+                    return result
+
+                self.validate: Callable[[Any], dict[str, Any]] = validate_strict
+            else:
+                # The core validator itself: TypeAdapter.validate_python adds a Python layer.
+                self.validate = adapter.validator.validate_python
+        else:
+            from toolpacks.core._schema_validator import schema_validator
+
+            self.validate = schema_validator(schema, tool.extra_args, tool.strict)
+
+
+_KINDS = {"integer": "number", "number": "number", "boolean": "boolean"}
+
+
+def _schema_bool_sensitive(schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The bool/number confusion checks of a schema-only tool (file, MCP, hand-built).
+
+    Taken from its top-level property types, as a typed tool gets them from its annotations.
+    """
+    out: list[tuple[str, str]] = []
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        if isinstance(kind, list):
+            kinds = {_KINDS.get(k) for k in kind if k != "null"}
+            kind_name = kinds.pop() if len(kinds) == 1 else None
+        else:
+            kind_name = _KINDS.get(kind) if isinstance(kind, str) else None
+        if kind_name is not None:
+            out.append((name, kind_name))
+    return tuple(out)
+
+
+def _override_checks(tool: Tool) -> dict[str, Callable[[Any], Any]]:
+    """Validators for call-time values overriding fixed kwargs, from the parameters' types."""
+    from toolpacks.core._schema import type_hints
+
+    try:
+        hints = type_hints(tool.fn)
+    except Exception:
+        return {}
+    checks: dict[str, Callable[[Any], Any]] = {}
+    for name in tool.fixed_kwargs:
+        annotation = hints.get(name)
+        if annotation is None or annotation is Any:
+            continue
+        for config in (None, ConfigDict(arbitrary_types_allowed=True)):
+            try:
+                checks[name] = TypeAdapter(annotation, config=config).validate_python
+                break
+            except Exception:  # a type pydantic cannot validate: the value goes through as is
+                continue
+    return checks
+
+
+def _annotated_context(fn: Callable[..., Any]) -> str | None:
+    """A schema-only tool's parameter annotated ``ToolContext`` (typed tools: ``analyze``)."""
+    try:
+        parameters = inspect.signature(fn, eval_str=True).parameters.values()
+    except Exception:
+        return None
+    return next((p.name for p in parameters if _is_context(p.annotation)), None)
+
+
+def _secret_params(tool: Tool) -> frozenset[str]:
+    sig = tool.signature
+    if sig is None:
+        return frozenset()
+    return frozenset(
+        name
+        for name, prop in sig.input_schema.get("properties", {}).items()
+        if prop.get("format") == "password" or prop.get("writeOnly") is True
+    )
+
+
+def plan_of(tool: Tool) -> CallPlan:
+    plan: CallPlan | None = tool._plan
+    if plan is None:
+        plan = tool._plan = CallPlan(tool)
+    return plan

@@ -1,0 +1,157 @@
+"""Running a tool's function: worker threads, lock, timeout, and the hooks around a run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import itertools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from toolpacks.core._context import ToolContext
+from toolpacks.core._hooks import call_hook
+from toolpacks.core._options import CallOptions
+from toolpacks.core._plan import CallPlan
+
+if TYPE_CHECKING:
+    from toolpacks.core._definition import ToolDefinition as Tool
+
+__all__ = [
+    "Refused",
+    "TimedOut",
+    "before_hooks",
+    "call_fn",
+    "call_ids",
+    "error_hooks",
+    "guarded",
+    "next_call_id",
+]
+
+call_ids = itertools.count(1)
+
+
+def next_call_id() -> str:
+    return f"call_{next(call_ids)}"
+
+
+class TimedOut(Exception):
+    """The tool's own ``timeout`` expired (internal).
+
+    A ``TimeoutError`` raised by the tool's code is an ordinary failure, not a timeout result.
+    """
+
+
+class Refused(Exception):
+    """A call refused before it ran (internal)."""
+
+
+async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
+    """Run a sync tool that has a timeout in a dedicated thread that may be abandoned."""
+    with tool._abandoned_lock:
+        if tool._abandoned >= tool.max_abandoned_threads:
+            raise Refused(
+                f"Tool '{tool.name}' is unavailable: {tool._abandoned} earlier calls timed out "
+                "and are still running. Try again later."
+            )
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    state = {"abandoned": False, "finished": False}
+    cv = contextvars.copy_context()
+
+    def settle(ok: bool, payload: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(payload)
+        else:
+            future.set_exception(payload)
+
+    def target() -> None:
+        try:
+            value = cv.run(tool.fn, **kwargs)
+            ok, payload = True, value
+        except BaseException as exc:
+            ok, payload = False, exc
+        with tool._abandoned_lock:
+            state["finished"] = True
+            if state["abandoned"]:
+                tool._abandoned -= 1
+                return
+        with contextlib.suppress(RuntimeError):  # the loop may have closed
+            loop.call_soon_threadsafe(settle, ok, payload)
+
+    threading.Thread(target=target, name=f"toolpacks:{tool.name}", daemon=True).start()
+    try:
+        return await future
+    except BaseException:
+        with tool._abandoned_lock:
+            if not state["finished"]:
+                state["abandoned"] = True
+                tool._abandoned += 1
+        if ctx is not None:
+            ctx.cancel()
+        raise
+
+
+async def call_fn(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
+    kind = tool.kind
+    if kind == "coroutine":
+        return await tool.fn(**kwargs)
+    if kind == "function":
+        if tool.timeout is not None:
+            return await _run_sync_thread(tool, kwargs, ctx)
+        loop = asyncio.get_running_loop()
+        cv = contextvars.copy_context()
+        return await loop.run_in_executor(None, functools.partial(cv.run, tool.fn, **kwargs))
+    raise AssertionError(kind)  # generators are handled by the callers
+
+
+async def _timed(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
+    """Await ``coro_fn()`` under the tool's timeout; its expiry raises ``TimedOut``."""
+    if tool.timeout is None:
+        return await coro_fn()
+    scope = asyncio.timeout(tool.timeout)
+    try:
+        async with scope:
+            return await coro_fn()
+    except TimeoutError:
+        if scope.expired():
+            raise TimedOut from None
+        raise
+
+
+async def guarded(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
+    """Apply the tool's lock and timeout around ``coro_fn()`` (the function call only)."""
+    if tool.lock is not None:
+        async with tool.lock.get():
+            return await _timed(tool, coro_fn)
+    return await _timed(tool, coro_fn)
+
+
+async def before_hooks(
+    tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, options: CallOptions
+) -> None:
+    public = kwargs
+    plan: CallPlan = tool._plan
+    if plan.context_param is not None or plan.secret_params:
+        public = {
+            k: ("**********" if k in plan.secret_params else v)
+            for k, v in kwargs.items()
+            if k != plan.context_param
+        }
+    for hook in tool.hooks.before:
+        await call_hook(hook, **public)
+    for hook in options.hooks.before:
+        await call_hook(hook, tool=tool, arguments=public, context=ctx)
+
+
+async def error_hooks(
+    tool: Tool, exc: BaseException, ctx: ToolContext | None, options: CallOptions
+) -> None:
+    for hook in tool.hooks.error:
+        await call_hook(hook, exc=exc)
+    for hook in options.hooks.error:
+        await call_hook(hook, tool=tool, exc=exc, context=ctx)

@@ -1,0 +1,440 @@
+"""From a typed signature to a validator and a JSON Schema, built once at definition time.
+
+The arguments of a tool are validated by a pydantic ``TypeAdapter`` over a ``TypedDict`` made
+from the signature: validation returns a plain dict of keyword arguments (nested models become
+model instances) that is passed straight to the function. The JSON Schema comes from the same
+adapter, with pydantic's titles removed and the signature's defaults and descriptions added.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import sys
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
+
+from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter
+from pydantic_core import PydanticSerializationError, SchemaError, to_jsonable_python
+from typing_extensions import TypedDict
+
+from toolpacks.core._context import ToolContext
+from toolpacks.core._docstrings import parse_docstring
+from toolpacks.core._jsonschema import drop_titles
+from toolpacks.exceptions import ToolDefinitionError
+
+__all__ = ["ExtraArgs", "Signature", "analyze", "output_of", "output_type_of"]
+
+ExtraArgs = Literal["reject", "ignore"]
+"""What to do with arguments a tool does not declare: refuse the call, or drop them."""
+
+_SKIP_FIRST = ("self", "cls")
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What toolpacks learned from a function's signature."""
+
+    params: tuple[str, ...]
+    """Names of the parameters a caller supplies (those in the input schema)."""
+    required: frozenset[str]
+    """The parameters without a default."""
+    adapter: TypeAdapter[Any]
+    """Validates a dict of arguments into the keyword arguments of the function."""
+    input_schema: dict[str, Any]
+    """The JSON Schema of the arguments."""
+    context_param: str | None
+    """The parameter that receives the ``ToolContext``, if any."""
+    var_keyword: bool
+    """Whether the function takes ``**kwargs`` (extra arguments are then passed through)."""
+    return_annotation: Any
+    """The declared return type (the item type for generators); ``inspect.Parameter.empty``
+    when there is none."""
+    param_descriptions: dict[str, str]
+    """Parameter descriptions as they appear in the schema."""
+    description: str
+    """The docstring without its parameter section."""
+    skips_first: bool
+    """Whether the first parameter is ``self``/``cls`` (a method defined in a class body)."""
+    bool_sensitive: tuple[tuple[str, str], ...]
+    """(parameter, "number" | "boolean") pairs checked for bool/int confusion before validation."""
+
+
+def _is_context(annotation: Any) -> bool:
+    if annotation is ToolContext:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_context(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return any(_is_context(a) for a in get_args(annotation) if a is not type(None))
+    return False
+
+
+def _split_annotated(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
+    if get_origin(annotation) is Annotated:
+        base, *meta = get_args(annotation)
+        return base, tuple(meta)
+    return annotation, ()
+
+
+def _bool_kind(annotation: Any) -> str | None:
+    base, _ = _split_annotated(annotation)
+    if get_origin(base) in (Union, types.UnionType):
+        kinds = {_bool_kind(a) for a in get_args(base) if a is not type(None)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if base is bool:
+        return "boolean"
+    if base in (int, float):
+        return "number"
+    return None
+
+
+def unwrap_partial(fn: Any) -> Any:
+    """The function under any ``functools.partial`` layers (it has the name and docstring)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def docstring_of(fn: Callable[..., Any]) -> str | None:
+    """The cleaned docstring that describes ``fn`` (a partial's function's), if any."""
+    if inspect.isclass(fn):
+        return None
+    return inspect.getdoc(unwrap_partial(fn))
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a (pydantic) error message: the reason without the advice."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    # pydantic's advice (allow arbitrary types) does not apply to tool parameters.
+    return line.split(". Set `arbitrary_types_allowed", 1)[0]
+
+
+def _fn_label(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolve a callable's annotations (string annotations included), or explain why not."""
+    target = unwrap_partial(fn)
+    if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
+        target = type(target).__call__
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except NameError as exc:
+        # String annotations (``from __future__ import annotations``) naming types local to
+        # the function that defines the tool: resolve them in that function's frame.
+        localns = _defining_locals(target)
+        if localns:
+            try:
+                return typing.get_type_hints(target, localns=localns, include_extras=True)
+            except Exception:
+                pass
+        error: Exception = exc
+    except Exception as exc:
+        error = exc
+    raise ToolDefinitionError(
+        f"tool function {_fn_label(fn)!r}: cannot resolve its type hints ({error}); "
+        "define the types it names at module level or import them"
+    ) from error
+
+
+def _defining_locals(target: Any) -> dict[str, Any]:
+    """The local names of the still-running frames enclosing ``target``'s definition."""
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    if code is None:
+        return {}
+    frame: types.FrameType | None = sys._getframe(1)
+    depth = 0
+    while frame is not None and depth < 64:
+        if code in frame.f_code.co_consts:
+            merged: dict[str, Any] = {}
+            outer: types.FrameType | None = frame
+            while outer is not None:
+                for key, value in outer.f_locals.items():
+                    merged.setdefault(key, value)
+                outer = outer.f_back
+                if outer is not None and outer.f_code.co_name == "<module>":
+                    break
+            return merged
+        frame = frame.f_back
+        depth += 1
+    return {}
+
+
+def _jsonable_default(value: Any) -> tuple[bool, Any]:
+    try:
+        return True, to_jsonable_python(value)
+    except (PydanticSerializationError, TypeError, ValueError):
+        return False, None
+
+
+def analyze(
+    fn: Callable[..., Any],
+    *,
+    exclude: frozenset[str] = frozenset(),
+    extra_args: ExtraArgs = "reject",
+    strict: bool = False,
+    context: str | None = None,
+    is_generator: bool = False,
+) -> Signature:
+    """Analyze ``fn`` into a :class:`Signature`, failing fast on anything unusable.
+
+    Args:
+        fn: The function (or bound method, or callable object).
+        exclude: Parameters filled by toolpacks rather than the caller (fixed kwargs).
+        extra_args: What the validator does with undeclared arguments.
+        strict: Validate in pydantic strict mode (no coercion).
+        context: The name of the parameter that receives the ``ToolContext``, when it is not
+            found by its annotation.
+        is_generator: Whether ``fn`` is a (sync or async) generator function; generators may
+            omit their return annotation.
+
+    Raises:
+        ToolDefinitionError: A parameter lacks a type hint or has a type with no JSON Schema,
+            the return annotation is missing, or the context parameter is misused.
+    """
+    label = _fn_label(fn)
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool function {label!r}: no signature ({exc})") from exc
+    hints = type_hints(fn)
+    doc = parse_docstring(docstring_of(fn), cleaned=True)
+    fields: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    str_descriptions: dict[str, str] = {}
+    context_param: str | None = None
+    var_keyword = False
+    skips_first = False
+    bool_sensitive: list[tuple[str, str]] = []
+    parameters = list(sig.parameters.values())
+    if context is not None:
+        if not context:
+            raise ToolDefinitionError(
+                f"tool function {label!r}: context='' names no parameter; "
+                "pass the parameter's name or annotate it with ToolContext"
+            )
+        if context not in sig.parameters:
+            raise ToolDefinitionError(
+                f"tool function {label!r}: context={context!r} but the function has no "
+                f"parameter {context!r}; add `{context}: ToolContext` to its signature"
+            )
+    for index, param in enumerate(parameters):
+        name = param.name
+        if index == 0 and name in _SKIP_FIRST and name not in hints:
+            skips_first = True
+            continue
+        annotation = hints.get(name, inspect.Parameter.empty)
+        if name == context or (
+            annotation is not inspect.Parameter.empty and _is_context(annotation)
+        ):
+            if context_param is not None:
+                raise ToolDefinitionError(
+                    f"tool function {label!r}: parameters {context_param!r} and {name!r} both "
+                    "ask for the ToolContext; keep one"
+                )
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+                raise ToolDefinitionError(
+                    f"tool function {label!r}: context parameter {name!r} must be an ordinary "
+                    f"parameter, e.g. `{name}: ToolContext`"
+                )
+            if annotation is not inspect.Parameter.empty and not _is_context(annotation):
+                raise ToolDefinitionError(
+                    f"tool function {label!r}: context parameter {name!r} is annotated "
+                    f"{annotation!r}; annotate it `{name}: ToolContext`"
+                )
+            context_param = name
+            continue
+        if name in exclude:
+            continue
+        if param.kind is param.VAR_POSITIONAL:
+            raise ToolDefinitionError(
+                f"tool function {label!r}: parameter '*{name}' cannot be passed by name; "
+                "replace it with a list parameter, e.g. `items: list[str]`"
+            )
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                f"tool function {label!r}: parameter {name!r} is positional-only; tools are "
+                "called with named arguments, so remove the '/' from the signature"
+            )
+        if annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                f"tool function {label!r}: parameter {name!r} has no type hint; annotate it, "
+                f"e.g. `{name}: str`"
+            )
+        if param.kind is param.VAR_KEYWORD:
+            var_keyword = True
+            continue
+        _, meta = _split_annotated(annotation)
+        for item in meta:
+            if isinstance(item, str):
+                str_descriptions[name] = item
+                break
+        kind = _bool_kind(annotation)
+        if kind is not None:
+            bool_sensitive.append((name, kind))
+        if param.default is inspect.Parameter.empty:
+            fields[name] = Required[annotation]
+        else:
+            fields[name] = NotRequired[annotation]
+            defaults[name] = param.default
+    if sig.return_annotation is inspect.Signature.empty or "return" not in hints:
+        if not is_generator:
+            raise ToolDefinitionError(
+                f"tool function {label!r} has no return annotation; add one, e.g. `-> str` "
+                "(or `-> None`)"
+            )
+        return_annotation: Any = inspect.Parameter.empty
+    else:
+        return_annotation = hints["return"]
+    typed_dict = _make_typed_dict(label, fields)
+    extra: Literal["allow", "forbid", "ignore"] = (
+        "allow" if var_keyword else ("forbid" if extra_args == "reject" else "ignore")
+    )
+    typed_dict.__pydantic_config__ = ConfigDict(
+        extra=extra, strict=strict, arbitrary_types_allowed=False
+    )
+    adapter = _adapter(label, typed_dict, fields)
+    schema = _json_schema(label, adapter, fields)
+    descriptions: dict[str, str] = {}
+    for name, prop in schema.get("properties", {}).items():
+        text = prop.get("description") or str_descriptions.get(name) or doc.params.get(name)
+        descriptions[name] = text or f"Parameter {name}"
+        prop["description"] = descriptions[name]
+        if name in defaults:
+            ok, value = _jsonable_default(defaults[name])
+            if ok:
+                prop["default"] = value
+            any_of = prop.get("anyOf")
+            if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of:
+                (inner,) = [s for s in any_of if s != {"type": "null"}]
+                del prop["anyOf"]
+                prop.update({k: v for k, v in inner.items() if k not in prop})
+    if var_keyword:
+        schema["additionalProperties"] = True
+    elif extra_args == "ignore":
+        schema.pop("additionalProperties", None)
+    required = frozenset(n for n in fields if n not in defaults)
+    return Signature(
+        params=tuple(fields),
+        required=required,
+        adapter=adapter,
+        input_schema=schema,
+        context_param=context_param,
+        var_keyword=var_keyword,
+        return_annotation=return_annotation,
+        param_descriptions=descriptions,
+        description=doc.description,
+        skips_first=skips_first,
+        bool_sensitive=tuple(bool_sensitive),
+    )
+
+
+def _make_typed_dict(label: str, fields: dict[str, Any]) -> Any:
+    name = "".join(part.capitalize() for part in label.replace(".", "_").split("_")) or "Args"
+    if not name.isidentifier():
+        name = "Args"
+    make: Any = TypedDict  # the functional form, with fields known only at run time
+    return make(f"{name}Arguments", fields, total=False)
+
+
+def _adapter(label: str, typed_dict: Any, fields: dict[str, Any]) -> TypeAdapter[Any]:
+    try:
+        return TypeAdapter(typed_dict)
+    except SchemaError as exc:
+        raise ToolDefinitionError(
+            f"tool function {label!r}: a parameter's constraints are invalid "
+            f"({_reason(exc)}); fix the Field(...) constraints (an uncompilable `pattern`, "
+            "a wrong bound)"
+        ) from exc
+    except (PydanticSchemaGenerationError, TypeError, NameError) as exc:
+        bad = _find_bad_param(fields)
+        where = f"parameter {bad!r}" if bad else "a parameter"
+        raise ToolDefinitionError(
+            f"tool function {label!r}: {where} has a type with no JSON Schema "
+            f"({_reason(exc)}); use JSON-compatible types (str, int, float, bool, list, dict, "
+            "Literal, Enum, "
+            "pydantic models, dataclasses, TypedDict)"
+        ) from exc
+
+
+def _find_bad_param(fields: dict[str, Any]) -> str | None:
+    for name, annotation in fields.items():
+        try:
+            TypeAdapter(get_args(annotation)[0]).json_schema()
+        except Exception:
+            return name
+    return None
+
+
+def _json_schema(label: str, adapter: TypeAdapter[Any], fields: dict[str, Any]) -> dict[str, Any]:
+    try:
+        schema = adapter.json_schema()
+    except Exception as exc:
+        bad = _find_bad_param(fields)
+        where = f"parameter {bad!r}" if bad else "a parameter"
+        raise ToolDefinitionError(
+            f"tool function {label!r}: {where} has a type with no JSON Schema "
+            f"({_reason(exc)}); use JSON-compatible types instead"
+        ) from exc
+    schema = drop_titles(schema)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def output_type_of(return_annotation: Any, *, generator: bool) -> Any:
+    """The type of what a tool produces: the return type, or a generator's item type."""
+    if not generator or return_annotation is inspect.Parameter.empty:
+        return return_annotation
+    args = get_args(return_annotation)
+    return args[0] if args else inspect.Parameter.empty
+
+
+def output_of(
+    label: str, output_type: Any
+) -> tuple[dict[str, Any] | None, TypeAdapter[Any] | None]:
+    """The JSON Schema of a tool's output type and a validator for it, built once.
+
+    Both are None when the output is not typed (no annotation, ``Any``, ``None``).
+
+    Raises:
+        ToolDefinitionError: The type has no JSON Schema.
+    """
+    if output_type is inspect.Parameter.empty or output_type is Any:
+        return None, None
+    if output_type is None or output_type is type(None):
+        return None, None
+    try:
+        hash(output_type)
+    except TypeError:
+        return _build_output(label, output_type)
+    cached = _OUTPUTS.get(output_type)
+    if cached is None:
+        if len(_OUTPUTS) >= 512:  # bounded: locally defined models must not pile up
+            _OUTPUTS.clear()
+        cached = _OUTPUTS[output_type] = _build_output(label, output_type)
+    schema, adapter = cached
+    return copy.deepcopy(schema), adapter
+
+
+_OUTPUTS: dict[Any, tuple[dict[str, Any], TypeAdapter[Any]]] = {}
+"""Output schemas and validators by return type: most tools return str, int, dict or a few
+shared models, and building a TypeAdapter costs a fraction of a millisecond each time."""
+
+
+def _build_output(label: str, output_type: Any) -> tuple[dict[str, Any], TypeAdapter[Any]]:
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+        return drop_titles(adapter.json_schema(mode="serialization")), adapter
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"tool function {label!r}: its return type {output_type!r} has no JSON Schema "
+            f"({_reason(exc)}); return a JSON-compatible type or annotate `-> Any`"
+        ) from exc

@@ -1,0 +1,353 @@
+"""The host configuration: ``toolpacks.toml`` (or ``[tool.toolpacks]`` in pyproject.toml).
+
+Validated with pydantic; unknown keys are errors, and every error names the file, the key
+and what is allowed. Values may come from the environment (``{ env = "NAME" }``), so
+secrets stay out of the file; secret-looking values are redacted wherever the configuration
+is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from toolpacks.core._secrets import redact
+from toolpacks.exceptions import ConfigError
+
+__all__ = [
+    "AgentConfig",
+    "Config",
+    "LoadedConfig",
+    "McpServerConfig",
+    "SettingsConfig",
+    "find_config",
+    "load_config",
+    "resolve_env",
+]
+
+ConflictPolicyName = Literal["error", "prefix", "first", "priority"]
+_RESERVED_PACK_KEYS = frozenset({"disabled", "priority"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentConfig(_Strict):
+    """How one agent's toolset is assembled (``[agents.NAME]``)."""
+
+    packs: list[str] = Field(default_factory=lambda: ["*"])
+    """Packs whose tools the agent gets; ``["*"]`` for every enabled pack."""
+    include_tags: list[str] = Field(default_factory=list)
+    """Keep only tools with at least one of these tags (empty keeps all)."""
+    exclude_tags: list[str] = Field(default_factory=list)
+    """Drop tools with any of these tags."""
+    exclude: list[str] = Field(default_factory=list)
+    """Qualified tool names (``pack.tool``) to drop."""
+    on_conflict: ConflictPolicyName = "error"
+    """How to resolve two packs offering the same exposed name."""
+    priority: list[str] = Field(default_factory=list)
+    """Pack order for ``on_conflict = "priority"`` (earlier wins)."""
+    rename: dict[str, str] = Field(default_factory=dict)
+    """Qualified name to the name the model sees."""
+    require_approval: bool | list[str] = False
+    """``true`` for every tool, or qualified names of tools that need approval."""
+
+
+class McpServerConfig(_Strict):
+    """A remote MCP server mounted as a pack (``[mcp_servers.NAME]``)."""
+
+    command: str
+    """The program to start (never run through a shell)."""
+    args: list[str] = Field(default_factory=list)
+    """Its arguments."""
+    env: dict[str, str] | list[str] = Field(default_factory=dict)
+    """Environment for the server: a mapping of values, or names copied from the host's
+    environment. Nothing else of the host's environment is passed but a minimal set."""
+    cwd: str | None = None
+    """Working directory (relative to the config file)."""
+    timeout: float = 30.0
+    """Seconds to wait for the server to start and answer."""
+    tags: list[str] = Field(default_factory=list)
+    """Tags given to every tool of the server."""
+
+
+class FilesConfig(_Strict):
+    """Local directories of file-based tools (``[files]``)."""
+
+    dirs: list[str] = Field(default_factory=list)
+    """Tools directories, relative to the config file; mounted as the pack ``files_local``."""
+    pack: str = "local"
+    """The pack name their tools get."""
+
+
+class SettingsConfig(_Strict):
+    """Host-wide settings (``[settings]``)."""
+
+    expose_errors: bool = False
+    """Send tool exception messages to the model (trusted development use only)."""
+    extra_args: Literal["reject", "ignore"] | None = None
+    """Override every tool's policy for undeclared arguments."""
+    max_argument_bytes: int = Field(default=1024 * 1024, gt=0)
+    """Largest JSON arguments text accepted."""
+    max_argument_depth: int = Field(default=64, gt=0)
+    """Deepest JSON nesting accepted."""
+    max_content_chars: int = Field(default=100_000, ge=0)
+    """Results whose text is longer are truncated with a marker (0: never)."""
+    max_concurrency: int = Field(default=8, gt=0)
+    """Default cap for ``Toolset.call_many``."""
+
+
+class Config(_Strict):
+    """The whole configuration."""
+
+    packs: dict[str, Any] = Field(default_factory=dict)
+    """``disabled``, ``priority``, and one table of settings per pack (``[packs.NAME]``);
+    a table with ``pack = "other"`` defines an alias: another instance of that pack."""
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    """Agents by name."""
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """Remote MCP servers mounted as packs."""
+    files: FilesConfig = Field(default_factory=FilesConfig)
+    """Local file-based tools."""
+    settings: SettingsConfig = Field(default_factory=SettingsConfig)
+    """Host-wide settings."""
+
+    @field_validator("packs")
+    @classmethod
+    def _check_packs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in ("disabled", "priority"):
+            names = value.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"packs.{key} must be a list of pack names")
+        for key, table in value.items():
+            if key in _RESERVED_PACK_KEYS:
+                continue
+            if not isinstance(table, dict):
+                raise ValueError(
+                    f"packs.{key} must be a table of settings for pack {key!r} "
+                    "(allowed plain keys: disabled, priority)"
+                )
+            if "pack" in table and not isinstance(table["pack"], str):
+                raise ValueError(
+                    f"packs.{key}.pack must be the name of the pack {key!r} is another "
+                    "instance of (a string)"
+                )
+        return value
+
+    @property
+    def disabled(self) -> frozenset[str]:
+        """Packs never imported."""
+        return frozenset(self.packs.get("disabled", []))
+
+    @property
+    def priority(self) -> tuple[str, ...]:
+        """Host-wide pack order for ``on_conflict = "priority"`` (an agent's own wins)."""
+        return tuple(self.packs.get("priority", []))
+
+    def pack_settings(self) -> dict[str, dict[str, Any]]:
+        """Settings tables by pack name (aliases included)."""
+        return {k: v for k, v in self.packs.items() if k not in _RESERVED_PACK_KEYS}
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A validated configuration and where it came from."""
+
+    config: Config
+    """The validated configuration."""
+    path: Path | None = None
+    """The file it was read from (None for a mapping)."""
+    implicit: bool = False
+    """Whether it was found in the working directory rather than passed explicitly."""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    """The raw mapping, before validation."""
+
+    @property
+    def base_dir(self) -> Path:
+        """The directory relative paths in the configuration are resolved against."""
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    @property
+    def source(self) -> str:
+        """A name for error messages: the file path or ``<mapping>``."""
+        return str(self.path) if self.path is not None else "<mapping>"
+
+
+def find_config(cwd: Path | None = None) -> tuple[Path, bool] | None:
+    """Find ``toolpacks.toml`` in ``cwd``, else a pyproject.toml with ``[tool.toolpacks]``.
+
+    Returns:
+        The path and whether it is a pyproject.toml, or None.
+    """
+    cwd = cwd or Path.cwd()
+    candidate = cwd / "toolpacks.toml"
+    if candidate.is_file():
+        return candidate, False
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        if isinstance(data.get("tool"), dict) and "toolpacks" in data["tool"]:
+            return pyproject, True
+    return None
+
+
+def _read_file(path: Path, pyproject: bool) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: configuration file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if pyproject:
+        tool = data.get("tool", {})
+        section = tool.get("toolpacks", {}) if isinstance(tool, dict) else {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"{path}: [tool.toolpacks] must be a table")
+        return section
+    return data
+
+
+def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> LoadedConfig:
+    """Load and validate a configuration.
+
+    Args:
+        config: A path (``toolpacks.toml`` or a pyproject.toml), a mapping, or None to look
+            in the working directory (an implicit configuration; empty when none is found).
+
+    Raises:
+        ConfigError: The file cannot be read or parsed, or a key is unknown or invalid.
+    """
+    path: Path | None = None
+    implicit = False
+    if config is None:
+        found = find_config()
+        if found is None:
+            return LoadedConfig(Config(), None, True, {})
+        path, is_pyproject = found
+        raw = _read_file(path, is_pyproject)
+        implicit = True
+    elif isinstance(config, Mapping):
+        raw = dict(config)
+    else:
+        path = Path(config).resolve()
+        raw = _read_file(path, path.name == "pyproject.toml")
+    source = str(path) if path else "<mapping>"
+    try:
+        validated = Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(source, exc)) from None
+    for name, agent in validated.agents.items():
+        if agent.on_conflict == "priority" and not (agent.priority or validated.priority):
+            raise ConfigError(
+                f'{source}: agents.{name}: on_conflict = "priority" needs a `priority` list '
+                "of pack names, earliest wins (in the agent, or [packs] priority for every agent)"
+            )
+    return LoadedConfig(validated, path, implicit, raw)
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _locate(loc: tuple[int | str, ...]) -> tuple[str, list[str] | None, bool]:
+    """Render an error location as a key (``agents.r.packs[0]``).
+
+    Returns:
+        The key, the keys allowed in the table holding its last part (None when the table
+        is free-form), and whether the location ended inside a union (pydantic adds the
+        member's type name, which is dropped from the key).
+    """
+    key = ""
+    current: Any = Config
+    allowed: list[str] | None = None
+    in_union = False
+    for part in loc:
+        if _is_model(current):
+            fields = current.model_fields
+            allowed = sorted(fields)
+            key = f"{key}.{part}" if key else str(part)
+            current = fields[part].annotation if part in fields else None
+            continue
+        origin = get_origin(current)
+        if origin in (Union, types.UnionType):
+            in_union = True
+            members = {
+                getattr(m, "__name__", None) if get_origin(m) is None else None: m
+                for m in get_args(current)
+            }
+            current = members.get(str(part))
+            continue
+        allowed = None
+        if isinstance(part, int):
+            key = f"{key}[{part}]"
+            current = get_args(current)[0] if origin is list else None
+        else:
+            key = f"{key}.{part}" if key else str(part)
+            current = get_args(current)[1] if origin is dict else None
+    return key or "(top level)", allowed, in_union
+
+
+def _shown(value: Any) -> str:
+    text = repr(redact(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _format_errors(source: str, exc: ValidationError) -> str:
+    lines = [f"{source}: invalid configuration"]
+    unions: dict[str, list[str]] = {}
+    union_inputs: dict[str, Any] = {}
+    for err in exc.errors(include_url=False):
+        key, allowed, in_union = _locate(tuple(err["loc"]))
+        if err["type"] == "extra_forbidden":
+            hint = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
+            lines.append(f"  {key}: unknown key{hint}")
+        elif in_union:
+            unions.setdefault(key, []).append(str(err["loc"][-1]))
+            union_inputs[key] = err.get("input")
+        else:
+            lines.append(f"  {key}: {err['msg'].removeprefix('Value error, ')}")
+    for key, kinds in unions.items():
+        expected = " or ".join(dict.fromkeys(kinds))
+        lines.append(f"  {key}: expected {expected}, got {_shown(union_inputs[key])}")
+    return "\n".join(lines)
+
+
+def resolve_env(value: Any, where: str, environ: Mapping[str, str] | None = None) -> Any:
+    """Replace ``{ env = "NAME", default = ... }`` tables in ``value`` with the variable.
+
+    Args:
+        value: A configuration value (tables and lists are searched).
+        where: The key of ``value``, for messages (``config.toml: packs.sqlite``).
+        environ: The environment to read (``os.environ`` by default).
+
+    Raises:
+        ConfigError: A variable is not set and has no default.
+    """
+    env = os.environ if environ is None else environ
+    if isinstance(value, dict):
+        if set(value) <= {"env", "default"} and isinstance(value.get("env"), str):
+            name = value["env"]
+            if name in env:
+                return env[name]
+            if "default" in value:
+                return value["default"]
+            raise ConfigError(
+                f"{where}: environment variable {name!r} is not set (and no default is given)"
+            )
+        return {k: resolve_env(v, f"{where}.{k}", env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_env(v, f"{where}[{i}]", env) for i, v in enumerate(value)]
+    return value

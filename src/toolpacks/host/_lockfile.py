@@ -1,0 +1,59 @@
+"""A host's lock file: ``toolpacks lock`` writes it, ``toolpacks doctor`` checks it.
+
+The lock file's format and what a pin is are the packs layer's (``toolpacks.packs._pinning``);
+this is the part that walks a host's packs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolpacks.packs._pinning import canonical_definition, definition_hash, load_pins, lock_path
+
+if TYPE_CHECKING:
+    from toolpacks.host._host import Host
+
+__all__ = ["check_pins", "write_lock"]
+
+
+def write_lock(host: Host, output: str | os.PathLike[str] | None = None) -> Path:
+    """Pin every tool of every loadable pack; returns the lock file's path."""
+    path = Path(output) if output else lock_path(host.config.base_dir)
+    packs: dict[str, Any] = {}
+    for info in host.packs:
+        if info.status not in ("available", "loaded"):
+            continue
+        loaded = host.load(info.name)
+        if loaded.info.status != "loaded":
+            continue
+        packs[info.name] = {
+            "version": loaded.info.version,
+            "tools": {
+                t.scoped_name: {"sha256": definition_hash(t), "definition": canonical_definition(t)}
+                for t in loaded.tools.values()
+            },
+        }
+    text = json.dumps({"version": 1, "packs": packs}, indent=2, sort_keys=True, default=str)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def check_pins(host: Host) -> list[tuple[str, str]]:
+    """``(qualified name, problem)`` for every loaded tool its lock file withholds."""
+    pins = load_pins(lock_path(host.config.base_dir))
+    if pins is None:
+        return []
+    out: list[tuple[str, str]] = []
+    for info in host.packs:
+        if info.status != "loaded":
+            continue
+        for qualified, tool in host.load(info.name).tools.items():
+            problem = pins.problem(info.name, tool)
+            if problem is not None:
+                out.append((qualified, problem))
+    return out

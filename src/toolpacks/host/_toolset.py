@@ -1,0 +1,388 @@
+"""``Toolset``: the tools one agent may use, under the names its model sees."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from toolpacks.core._context import ToolContext
+from toolpacks.core._names import safe_name
+from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
+from toolpacks.core._result import ToolResult, error_result
+from toolpacks.core._tool import Tool
+from toolpacks.exceptions import ToolNotFoundError
+from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
+
+if TYPE_CHECKING:
+    from toolpacks.hookspecs import Decision
+
+__all__ = ["Authorizer", "ToolEntry", "Toolset"]
+
+Authorizer = Callable[..., "Decision | Awaitable[Decision | None] | None"]
+"""``authorize(tool=, arguments=, context=)`` returning allow / deny / ask / None."""
+
+_call_ids = itertools.count(1)
+_DECISIONS = ("allow", "deny", "ask")
+logger = logging.getLogger("toolpacks")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """One tool of a toolset."""
+
+    exposed: str
+    """The name the model sees (provider-safe, unique in the toolset)."""
+    qualified: str
+    """The tool's qualified name, ``<pack>.<tool>``."""
+    pack: str
+    """The pack it came from."""
+    tool: Tool
+    """The tool."""
+    options: CallOptions = DEFAULT_OPTIONS
+    """How it is run (its global hooks, limits, error exposure)."""
+    require_approval: bool = False
+    """Whether a call waits for approval (the tool's or the agent's setting)."""
+
+
+class Toolset:
+    """The tools one agent may use: definitions for its model, and safe execution.
+
+    Build one with ``Host.toolset(...)`` or directly from tools: ``Toolset([t1, t2])``.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool | ToolEntry] = (),
+        *,
+        agent: str | None = None,
+        approval: ApprovalHandler | None = None,
+        authorizers: Sequence[Authorizer] = (),
+        max_concurrency: int = 8,
+        options: CallOptions = DEFAULT_OPTIONS,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        entries: dict[str, ToolEntry] = {}
+        for item in tools:
+            if isinstance(item, Tool):
+                for t in item.walk():
+                    name = t.scoped_name
+                    qualified = f"{t.pack}.{name}" if t.pack else name
+                    item_entry = ToolEntry(
+                        safe_name(name), qualified, t.pack or "", t, options, t.require_approval
+                    )
+                    self._add(entries, item_entry)
+            elif isinstance(item, ToolEntry):
+                self._add(entries, item)
+            else:
+                raise TypeError(f"Expected Tool object, got {type(item).__name__}: {item!r}")
+        self._entries = dict(sorted(entries.items()))
+        self._by_qualified = {e.qualified: e for e in self._entries.values()}
+        self.agent = agent
+        """The agent this toolset belongs to (its id goes into every call's context)."""
+        self.approver = Approver(approval)
+        """Asks the approval handler and remembers "always" answers."""
+        self.authorizers = tuple(authorizers)
+        """``authorize`` hooks consulted before each call (first non-None answer wins)."""
+        self.max_concurrency = max_concurrency
+        """Default cap of concurrent calls in ``call_many``."""
+
+    @staticmethod
+    def _add(entries: dict[str, ToolEntry], entry: ToolEntry) -> None:
+        from toolpacks.exceptions import ToolConflictError
+
+        if entry.exposed in entries:
+            raise ToolConflictError(
+                f"two tools would be exposed as {entry.exposed!r}: "
+                f"{entries[entry.exposed].qualified!r} and {entry.qualified!r}; rename one"
+            )
+        entries[entry.exposed] = entry
+
+    # -- lookup -----------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """The names the model sees, sorted."""
+        return list(self._entries)
+
+    def entries(self) -> list[ToolEntry]:
+        """Every entry, sorted by exposed name."""
+        return list(self._entries.values())
+
+    def entry(self, name: str) -> ToolEntry:
+        """The entry for an exposed or qualified name.
+
+        Raises:
+            ToolNotFoundError: No such tool; the message lists the available names.
+        """
+        found = self._entries.get(name) or self._by_qualified.get(name)
+        if found is None:
+            available = tuple(self._entries)
+            raise ToolNotFoundError(
+                f"no tool named {name!r} in this toolset; available: "
+                f"{', '.join(available) or 'none'}",
+                name=name,
+                available=available,
+            )
+        return found
+
+    def get(self, name: str) -> Tool:
+        """The tool for an exposed or qualified name (raises ``ToolNotFoundError``)."""
+        return self.entry(name).tool
+
+    def qualified_name(self, exposed: str) -> str:
+        """The qualified name behind an exposed name."""
+        return self.entry(exposed).qualified
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._entries or name in self._by_qualified)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter([e.tool for e in self._entries.values()])
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"<Toolset agent={self.agent!r} tools={self.names()!r}>"
+
+    # -- export -------------------------------------------------------------------------------
+
+    def definitions(self, format: str = "neutral", **options: Any) -> list[dict[str, Any]]:
+        """Model-facing definitions of every tool, in ``format``.
+
+        Args:
+            format: ``neutral``, ``openai``, ``openai-responses``, ``anthropic``, ``gemini``,
+                ``bedrock`` or ``mcp``.
+            **options: Format options (``strict=True`` for OpenAI, ``include_instructions``).
+        """
+        from toolpacks.export import definitions
+
+        return definitions(
+            ((e.exposed, e.tool) for e in self._entries.values()),
+            format,  # type: ignore[arg-type]
+            **options,
+        )
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def _context(self, context: ToolContext | None, call_id: str | None) -> ToolContext:
+        if context is None:
+            return ToolContext(call_id=call_id or f"tscall_{next(_call_ids)}", agent_id=self.agent)
+        changes: dict[str, Any] = {}
+        if call_id:
+            changes["call_id"] = call_id
+        elif not context.call_id:
+            changes["call_id"] = f"tscall_{next(_call_ids)}"
+        if context.agent_id is None and self.agent is not None:
+            changes["agent_id"] = self.agent
+        return replace(context, **changes) if changes else context
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | bytes | None = None,
+        context: ToolContext | None = None,
+        *,
+        call_id: str | None = None,
+    ) -> ToolResult:
+        """Run the tool exposed as ``name`` (or a qualified name) and return its result.
+
+        Before the tool runs: ``allowed_agents`` is checked against the context's agent;
+        the ``authorize`` hooks are asked in order and the first non-None answer wins
+        (``"deny"`` refuses, ``"ask"`` sends the call to the approval handler, ``"allow"``
+        ends the consultation); a tool that requires approval always goes to the handler,
+        whatever the hooks said. Without a handler, such a call is denied.
+
+        Never raises for an unknown tool, bad arguments, a denied call or a failing tool:
+        the result says what went wrong. Hook exceptions and cancellation propagate.
+
+        Args:
+            name: The exposed or qualified tool name.
+            arguments: A mapping, or a JSON object text as a model sent it.
+            context: Who is calling; its agent id defaults to this toolset's agent.
+            call_id: The call's id (the provider's tool-call id); wins over the context's.
+        """
+        ctx = self._context(context, call_id)
+        entry = self._entries.get(name) or self._by_qualified.get(name)
+        if entry is None:
+            return error_result(
+                "not_found",
+                f"Unknown tool '{name}'. Available tools: {', '.join(self._entries) or 'none'}.",
+                tool_name=name,
+                call_id=ctx.call_id,
+            )
+        tool = entry.tool
+        agent = ctx.agent_id
+        if tool.allowed_agents is not None and agent not in tool.allowed_agents:
+            return error_result(
+                "denied",
+                f"Tool '{name}' is not available to agent '{agent}'.",
+                tool_name=name,
+                call_id=ctx.call_id,
+            )
+        if entry.require_approval or self.authorizers:
+            refusal = await self._authorize(name, entry, arguments, ctx)
+            if refusal is not None:
+                return refusal
+        result = await tool.invoke(arguments, ctx, options=entry.options)
+        if result.tool_name != name:
+            result.tool_name = name
+            if result.error is not None:
+                # The message names the tool; name it as the model called it (a renamed or
+                # prefixed tool), while hooks and logs keep the tool's own name.
+                result = _renamed_error(result, tool.name, name)
+        return result
+
+    async def _authorize(
+        self,
+        name: str,
+        entry: ToolEntry,
+        arguments: Mapping[str, Any] | str | bytes | None,
+        ctx: ToolContext,
+    ) -> ToolResult | None:
+        args_view: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
+        if isinstance(arguments, str | bytes):
+            from toolpacks.core._jsonargs import ArgumentsParseError, parse_arguments
+
+            try:
+                parsed = parse_arguments(arguments, entry.options.limits)
+            except ArgumentsParseError:
+                parsed = {}
+            args_view = parsed if isinstance(parsed, dict) else {}
+        decision: object = None
+        for authorizer in self.authorizers:
+            answer = authorizer(tool=entry.tool, arguments=dict(args_view), context=ctx)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer is not None:
+                decision = answer
+                break
+        if decision is not None and decision not in _DECISIONS:
+            logger.error(
+                "authorize hook %r answered %r for tool %r; expected one of %s or None; "
+                "the call is denied",
+                authorizer,
+                decision,
+                entry.qualified,
+                ", ".join(_DECISIONS),
+            )
+            decision = "deny"
+        if decision == "deny":
+            return error_result(
+                "denied",
+                f"Tool '{name}' call was not permitted by policy. Do not retry it.",
+                tool_name=name,
+                call_id=ctx.call_id,
+            )
+        if decision == "ask" or entry.require_approval:
+            request = ApprovalRequest(
+                name,
+                entry.qualified,
+                dict(args_view),
+                ctx.agent_id,
+                ctx.call_id,
+                "an authorize hook asked for approval"
+                if decision == "ask"
+                else "the tool requires approval",
+            )
+            if not await self.approver.ask(request):
+                return error_result(
+                    "denied",
+                    f"Tool '{name}' requires approval and the call was not approved. "
+                    "Tell the user what you wanted to do, or choose another approach.",
+                    tool_name=name,
+                    call_id=ctx.call_id,
+                )
+        return None
+
+    async def call_many(
+        self,
+        calls: Iterable[Any],
+        context: ToolContext | None = None,
+        *,
+        max_concurrency: int | None = None,
+    ) -> list[ToolResult]:
+        """Run a batch of calls concurrently; results come back in input order.
+
+        Each call is a ``(name, arguments)`` pair, a mapping with ``name``, ``arguments`` and
+        optionally ``id``, or a parsed provider ``ToolCall``. At most ``max_concurrency``
+        run at once; per-tool locks still apply; one failure never cancels the others (an
+        exception escaping a hook becomes that call's error result).
+        """
+        normalized = [_normalize_call(c) for c in calls]
+        cap = self.max_concurrency if max_concurrency is None else max_concurrency
+        if cap < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {cap}")
+        limit = asyncio.Semaphore(cap)
+        if context is not None and context.call_id:
+            # One context for the batch: every call still gets an id of its own.
+            normalized = [
+                (n, a, i or f"{context.call_id}.{index}")
+                for index, (n, a, i) in enumerate(normalized)
+            ]
+
+        async def run(name: str, arguments: Any, call_id: str | None) -> ToolResult:
+            async with limit:
+                try:
+                    return await self.call(name, arguments, context, call_id=call_id)
+                except Exception as exc:
+                    logger.error("call of %r failed in a hook", name, exc_info=exc)
+                    return error_result(
+                        "tool_error",
+                        f"Tool '{name}' failed in a hook: {type(exc).__qualname__}.",
+                        tool_name=name,
+                        call_id=call_id or "",
+                        exception_type=type(exc).__qualname__,
+                    )
+
+        return list(await asyncio.gather(*(run(*c) for c in normalized)))
+
+    async def execute(self, payload: Any, format: str) -> list[dict[str, Any]]:
+        """Run the tool calls in a provider payload and render each result for that provider.
+
+        Args:
+            payload: An OpenAI message or ``tool_calls`` list, Responses output items, an
+                Anthropic message or content blocks, or a Bedrock Converse response.
+            format: The provider format the payload and the results use.
+        """
+        from toolpacks.export import parse_tool_calls, render_result
+
+        calls = parse_tool_calls(payload, format)  # type: ignore[arg-type]
+        results = await self.call_many(calls)
+        return [render_result(r, format) for r in results]  # type: ignore[arg-type]
+
+
+def _renamed_error(result: ToolResult, own: str, exposed: str) -> ToolResult:
+    """``result`` with its error message naming ``exposed`` instead of ``own``."""
+    error = result.error
+    assert error is not None
+    message = error.message.replace(f"'{own}'", f"'{exposed}'", 1)
+    return error_result(
+        error.kind,
+        message,
+        tool_name=exposed,
+        call_id=result.call_id,
+        details=error.details,
+        exception_type=error.exception_type,
+        started_at=result.started_at,
+        duration=result.duration,
+    )
+
+
+def _normalize_call(call: Any) -> tuple[str, Any, str | None]:
+    if isinstance(call, tuple | list) and len(call) == 2:
+        return str(call[0]), call[1], None
+    if isinstance(call, Mapping):
+        return str(call.get("name", "")), call.get("arguments"), call.get("id")
+    name = getattr(call, "name", None)
+    if isinstance(name, str):
+        return name, getattr(call, "arguments", None), getattr(call, "id", None)
+    raise TypeError(
+        f"cannot read a tool call from {type(call).__name__}; pass (name, arguments) pairs, "
+        "mappings with 'name' and 'arguments', or ToolCall objects"
+    )

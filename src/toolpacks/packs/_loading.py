@@ -1,0 +1,337 @@
+"""Loading one pack: import it, register it with pluggy, and collect what it registers.
+
+A pack that fails in any way (import error, a hook that raises, an invalid tool, even
+``SystemExit``) becomes a failure record; it never takes the host down.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pluggy
+
+from toolpacks import hookspecs
+from toolpacks.core._hooks import GlobalHook
+from toolpacks.core._tool import Tool, tool
+from toolpacks.core._toolbox import Toolbox
+from toolpacks.exceptions import PackError, ToolDefinitionError
+
+__all__ = [
+    "ImplCaller",
+    "LoadedPack",
+    "PackInfo",
+    "PackSource",
+    "Registrar",
+    "load_pack",
+    "new_plugin_manager",
+]
+
+logger = logging.getLogger("toolpacks")
+
+PackStatus = Literal["available", "loaded", "failed", "disabled", "clash"]
+"""``available``: found, not imported yet; ``loaded``: imported and registered; ``failed``:
+import or registration failed (see ``error``); ``disabled``: blocked by configuration or
+environment; ``clash``: two distributions declare the same pack name."""
+
+SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files"]
+
+_EVENTS = ("before_invoke", "after_invoke", "on_error", "on_yield")
+
+
+@dataclass(frozen=True, slots=True)
+class PackInfo:
+    """What the host knows about one pack."""
+
+    name: str
+    """The pack name (entry-point name, alias, MCP server name)."""
+    distribution: str | None = None
+    """The distribution that provides it (None for in-process packs and MCP servers)."""
+    version: str | None = None
+    """The distribution's version."""
+    module: str | None = None
+    """The module the entry point names (or the object's module)."""
+    status: PackStatus = "available"
+    """Where the pack stands; see ``PackStatus``."""
+    error: str | None = None
+    """Why it failed, was disabled or clashes."""
+    source: SourceKind = "entry_point"
+    """How it reached the host."""
+    tools: tuple[str, ...] = ()
+    """Qualified names of its tools, once loaded."""
+    import_seconds: float | None = None
+    """How long importing and registering took, once loaded."""
+    alias_of: str | None = None
+    """For an alias (``[packs.NAME] pack = "other"``), the pack it instantiates again."""
+
+    def describe(self) -> str:
+        """``pack 'files' (toolpacks-files 0.1.0)``, for messages."""
+        if self.distribution:
+            return f"pack {self.name!r} ({self.distribution} {self.version or '?'})"
+        return f"pack {self.name!r} ({self.source.replace('_', '-')})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form (stable keys, for ``--json`` output)."""
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "module": self.module,
+            "status": self.status,
+            "error": self.error,
+            "source": self.source,
+            "alias_of": self.alias_of,
+            "tools": list(self.tools),
+            "import_seconds": self.import_seconds,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PackSource:
+    """Where a pack's code comes from and how it is configured."""
+
+    info: PackInfo
+    """Its identity."""
+    obj: Any = None
+    """The in-process pack object or module (for ``in_process``)."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """Its ``[packs.NAME]`` settings (environment references resolved at load time)."""
+    base: str | None = None
+    """For an alias, the name of the pack whose code it reuses."""
+    extra: Any = None
+    """Kind-specific data (an MCP server's configuration, a list of tools directories)."""
+
+
+@dataclass(slots=True)
+class LoadedPack:
+    """A pack after loading: its tools under qualified names, and its global hooks."""
+
+    info: PackInfo
+    """Its identity and status."""
+    tools: dict[str, Tool] = field(default_factory=dict)
+    """Qualified name to tool, in registration order."""
+    hooks: list[GlobalHook] = field(default_factory=list)
+    """Its invocation hooks."""
+    authorizers: list[Callable[..., Any]] = field(default_factory=list)
+    """Its ``authorize`` implementations."""
+    problems: list[str] = field(default_factory=list)
+    """Non-fatal problems (a broken file tool beside working ones)."""
+    closer: Callable[[], Any] | None = None
+    """Releases resources (stops an MCP server)."""
+    secrets: tuple[str, ...] = ()
+    """Values of its secret-looking settings (environment references resolved), scrubbed
+    from error messages and hook payloads."""
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    """A pluggy manager with the toolpacks hook specifications."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+class Registrar:
+    """The ``register`` callback handed to a pack's ``register_tools``."""
+
+    def __init__(self, pack: str, config: Mapping[str, Any]) -> None:
+        self.pack = pack
+        """The pack registering."""
+        self.config: Mapping[str, Any] = config
+        """The pack's settings from ``[packs.NAME]`` (empty when none)."""
+        self.tools: list[Tool] = []
+        """Tools registered from code, in order."""
+        self.file_tools: list[Tool] = []
+        """Tools loaded from registered tools directories."""
+        self.problems: list[str] = []
+        """Problems with individual file tools."""
+
+    def __call__(self, item: Any, /, **options: Any) -> None:
+        """Register a ``Tool``, a typed function, a ``Toolbox`` instance or a tools directory.
+
+        Raises:
+            TypeError: ``item`` is none of those.
+            ToolDefinitionError: A function cannot be made into a tool.
+        """
+        alias = options.pop("alias", None)
+        if alias is not None and not isinstance(item, Toolbox):
+            raise TypeError(
+                f"pack {self.pack!r}: alias= names a Toolbox instance; it cannot be used with "
+                f"{type(item).__name__}"
+            )
+        if isinstance(item, Tool):
+            if options:
+                item = item.replace(**options)
+            self.tools.append(item)
+        elif isinstance(item, Toolbox):
+            if options:
+                raise TypeError(
+                    f"pack {self.pack!r} registered a {type(item).__name__} with options "
+                    f"{', '.join(sorted(options))}; a Toolbox takes only alias= (give its "
+                    "methods options with @tool(...))"
+                )
+            for t in item.tools():
+                self.tools.append(t.replace(name=f"{alias}_{t.name}") if alias else t)
+        elif isinstance(item, str | Path) and not callable(item):
+            from toolpacks.filetools._loader import load_tools_dir
+
+            loaded, problems = load_tools_dir(Path(item))
+            self.file_tools.extend(loaded)
+            self.problems.extend(problems)
+        elif isinstance(item, type):
+            raise ToolDefinitionError(
+                f"pack {self.pack!r} registered the class {item.__name__}; register an "
+                f"instance (register({item.__name__}(...))) or a function"
+            )
+        elif callable(item):
+            self.tools.append(tool(item, **options))
+        else:
+            raise TypeError(
+                f"pack {self.pack!r} registered {type(item).__name__} {item!r}; register a "
+                "Tool, a typed function, a Toolbox instance or a tools directory (Path)"
+            )
+
+
+def _import_target(value: str) -> Any:
+    module_name, _, attr = value.partition(":")
+    obj = importlib.import_module(module_name.strip())
+    for part in filter(None, attr.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _collect(registrar: Registrar, pack: str) -> tuple[dict[str, Tool], list[str]]:
+    tools: dict[str, Tool] = {}
+    for t in registrar.tools:
+        for item in t.walk():
+            qualified = f"{pack}.{item.scoped_name}"
+            if qualified in tools:
+                raise PackError(f"pack {pack!r} registered two tools named {item.scoped_name!r}")
+            tools[qualified] = item.replace(pack=pack)
+    problems = list(registrar.problems)
+    for t in registrar.file_tools:
+        qualified = f"{pack}.{t.name}"
+        if qualified in tools:
+            logger.warning(
+                "pack %r: code tool %r overrides the file tool of the same name", pack, t.name
+            )
+            problems.append(f"file tool {t.name!r} is overridden by the code tool of that name")
+            continue
+        tools[qualified] = t.replace(pack=pack)
+    return tools, problems
+
+
+@dataclass(frozen=True, slots=True)
+class ImplCaller:
+    """Calls a hook implementation with only the arguments it declares.
+
+    pluggy lets an implementation accept a subset of its spec's arguments
+    (``def before_invoke(tool): ...``); the host calls implementations directly, so it
+    passes just those. Two callers of the same function compare equal.
+    """
+
+    function: Callable[..., Any]
+    """The implementation."""
+    argnames: tuple[str, ...]
+    """The arguments it accepts."""
+
+    def __call__(self, **kwargs: Any) -> Any:
+        """Call the implementation with the keyword arguments it declares."""
+        return self.function(**{k: v for k, v in kwargs.items() if k in self.argnames})
+
+
+def _caller(impl: Any) -> ImplCaller:
+    return ImplCaller(impl.function, tuple(impl.argnames) + tuple(impl.kwargnames))
+
+
+def _check_hooks(pm: pluggy.PluginManager, plugin: object) -> None:
+    """Refuse a pack implementing a hook toolpacks does not define (a misspelled name)."""
+    unknown = sorted(
+        caller.name
+        for caller in pm.get_hookcallers(plugin) or []
+        if not caller.has_spec()
+        and any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls())
+    )
+    if unknown:
+        known = sorted(name for name in dir(hookspecs) if hasattr(pm.hook, name))
+        raise PackError(
+            f"implements unknown hook(s) {', '.join(unknown)}; toolpacks hooks are: "
+            f"{', '.join(known)}"
+        )
+
+
+def _impls(pm: pluggy.PluginManager, hook: str, plugin: object) -> list[Any]:
+    return [i for i in getattr(pm.hook, hook).get_hookimpls() if i.plugin is plugin]
+
+
+def _pack_hooks(
+    pm: pluggy.PluginManager, plugin: object
+) -> tuple[list[GlobalHook], list[Callable[..., Any]]]:
+    hooks: list[GlobalHook] = []
+    for event in _EVENTS:
+        for impl in _impls(pm, event, plugin):
+            tags: frozenset[str] = frozenset(getattr(impl.function, "toolpacks_tags", ()))
+            hooks.append(GlobalHook(event, _caller(impl), tags))
+    authorizers: list[Callable[..., Any]] = [
+        _caller(impl) for impl in _impls(pm, "authorize", plugin)
+    ]
+    return hooks, authorizers
+
+
+def _plugin_for(pm: pluggy.PluginManager, source: PackSource, registry: dict[str, Any]) -> Any:
+    """Import (once) and register with pluggy (once) the code behind ``source``."""
+    key = source.base or source.info.name
+    if key in registry:
+        return registry[key]
+    plugin = source.obj if source.obj is not None else _import_target(source.info.module or "")
+    if pm.is_registered(plugin):
+        # The same object serves two names (an in-process pack added twice): reuse it.
+        registry[key] = plugin
+        return plugin
+    pm.register(plugin, name=key)
+    registry[key] = plugin
+    return plugin
+
+
+def load_pack(
+    pm: pluggy.PluginManager,
+    source: PackSource,
+    settings: Mapping[str, Any],
+    registry: dict[str, Any],
+) -> LoadedPack:
+    """Import and register one pack; a failure is returned as a ``failed`` pack, not raised.
+
+    Only ``KeyboardInterrupt`` propagates.
+    """
+    from dataclasses import replace
+
+    info = source.info
+    started = time.perf_counter()
+    try:
+        plugin = _plugin_for(pm, source, registry)
+        _check_hooks(pm, plugin)
+        registrar = Registrar(info.name, settings)
+        for impl in _impls(pm, "register_tools", plugin):
+            _caller(impl)(register=registrar)
+        tools, problems = _collect(registrar, info.name)
+        hooks, authorizers = _pack_hooks(pm, plugin)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        detail = f"{type(exc).__qualname__}: {exc}"
+        logger.warning("%s failed to load: %s", info.describe(), detail)
+        return LoadedPack(
+            replace(
+                info,
+                status="failed",
+                error=detail,
+                import_seconds=time.perf_counter() - started,
+            )
+        )
+    elapsed = time.perf_counter() - started
+    loaded_info = replace(info, status="loaded", tools=tuple(tools), import_seconds=elapsed)
+    return LoadedPack(loaded_info, tools, hooks, authorizers, problems)
