@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._definition import ToolHints, ToolMetadata
+    from toolpacks.core._definition import ToolMetadata
     from toolpacks.core._generators import InvalidArgumentsError
     from toolpacks.core._jsonargs import ArgumentLimits
     from toolpacks.core._options import CallOptions
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from toolpacks.core._result import ArgumentError, ToolErrorInfo, ToolResult
     from toolpacks.core._tool import Tool, tool
     from toolpacks.core._toolbox import Toolbox
+    from toolpacks.core._traits import ToolHints
     from toolpacks.exceptions import (
         ConfigError,
         ExportError,
@@ -105,7 +106,7 @@ _LOCATIONS = {
     "ToolDefinitionError": "toolpacks.exceptions",
     "ToolError": "toolpacks.exceptions",
     "ToolErrorInfo": "toolpacks.core._result",
-    "ToolHints": "toolpacks.core._definition",
+    "ToolHints": "toolpacks.core._traits",
     "ToolMetadata": "toolpacks.core._definition",
     "ToolNotFoundError": "toolpacks.exceptions",
     "ToolPermissionError": "toolpacks.exceptions",

@@ -7,21 +7,14 @@ below the class whose methods call it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import inspect
-import os
-import re
-import sys
 import threading
 import warnings
-import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MethodType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from toolpacks.core._hooks import ToolHooks
 from toolpacks.core._schema import (
@@ -34,42 +27,19 @@ from toolpacks.core._schema import (
     unwrap_partial,
 )
 from toolpacks.core._text import hidden_characters
+from toolpacks.core._traits import (
+    Kind,
+    MissingDocstringWarning,
+    ToolHints,
+    ToolLock,
+    check_name,
+    is_typed,
+    kind_of,
+    user_stacklevel,
+)
 from toolpacks.exceptions import ToolDefinitionError
 
-__all__ = [
-    "MissingDocstringWarning",
-    "ToolDefinition",
-    "ToolHints",
-    "ToolLock",
-    "ToolMetadata",
-    "check_name",
-    "user_stacklevel",
-]
-
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
-
-Kind = Literal["function", "coroutine", "generator", "async_generator"]
-
-
-class MissingDocstringWarning(UserWarning):
-    """A tool was defined from a function without a docstring."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolHints:
-    """Behaviour hints a tool declares (exported as MCP tool annotations).
-
-    ``None`` means "not stated"; clients then assume the protocol's defaults.
-    """
-
-    read_only: bool | None = None
-    """The tool does not modify its environment."""
-    destructive: bool | None = None
-    """The tool may perform destructive updates."""
-    idempotent: bool | None = None
-    """Calling it again with the same arguments has no further effect."""
-    open_world: bool | None = None
-    """It interacts with an open world of external entities (the web, other services)."""
+__all__ = ["ToolDefinition", "ToolMetadata"]
 
 
 class ToolMetadata:
@@ -128,51 +98,6 @@ class ToolMetadata:
             "input_schema": self.input_schema,
             "output_schema": self.output_schema,
         }
-
-
-class ToolLock:
-    """Serializes the runs of one tool (``lock=True``), per event loop."""
-
-    __slots__ = ("_locks",)
-
-    def __init__(self) -> None:
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def get(self) -> asyncio.Lock:
-        """The lock for the running event loop."""
-        loop = asyncio.get_running_loop()
-        lock = self._locks.get(loop)
-        if lock is None:
-            lock = self._locks[loop] = asyncio.Lock()
-        return lock
-
-
-def _kind_of(fn: Callable[..., Any]) -> Kind:
-    # Functions, methods and partials are inspected themselves (``inspect`` unwraps
-    # partials); other callables by their ``__call__``.
-    target: Any = fn
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, functools.partial)):
-        target = type(fn).__call__
-    if inspect.isasyncgenfunction(target):
-        return "async_generator"
-    if inspect.isgeneratorfunction(target):
-        return "generator"
-    if inspect.iscoroutinefunction(target):
-        return "coroutine"
-    return "function"
-
-
-def check_name(name: object, label: str) -> str:
-    if not isinstance(name, str):
-        raise ToolDefinitionError(f"tool {label!r}: name must be a str, got {type(name).__name__}")
-    if not _NAME.match(name):
-        raise ToolDefinitionError(
-            f"tool {label!r}: name {name!r} is not a valid tool name; use 1-64 letters, digits, "
-            "'_' or '-' (not starting with '-')"
-        )
-    return name
 
 
 class ToolDefinition:
@@ -268,14 +193,14 @@ class ToolDefinition:
         ):
             raise ToolDefinitionError(f"tool {label!r}: timeout must be a positive number")
         self.fn = fn
-        self.kind = _kind_of(fn)
+        self.kind = kind_of(fn)
         self.name = check_name(name if name is not None else getattr(named, "__name__", ""), label)
         fixed = dict(fixed_kwargs or {})
         self._check_fixed(fn, label, fixed)
         self.fixed_kwargs = fixed
         explicit_schema = dict(input_schema) if input_schema is not None else None
         self._signature: Signature | None = None
-        if explicit_schema is None or _is_typed(fn):
+        if explicit_schema is None or is_typed(fn):
             try:
                 self._signature = analyze(
                     fn,
@@ -514,26 +439,3 @@ class ToolDefinition:
         return f"<{type(self).__name__} {self.scoped_name!r}>"
 
 
-# The toolpacks package (not this subpackage): frames inside it are not the user's.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def user_stacklevel() -> int:
-    """The ``warnings`` stacklevel of the nearest frame outside toolpacks: the definition."""
-    frame = sys._getframe(2)  # the frame calling warnings.warn is level 1
-    level = 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    return level
-
-
-def _is_typed(fn: Callable[..., Any]) -> bool:
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return False
-    return sig.return_annotation is not inspect.Signature.empty and all(
-        p.annotation is not inspect.Parameter.empty or p.name in ("self", "cls")
-        for p in sig.parameters.values()
-    )

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolpacks.core._definition import _NAME
 from toolpacks.core._tool import Tool
+from toolpacks.core._traits import NAME_PATTERN
 from toolpacks.exceptions import ToolDefinitionError
 from toolpacks.filetools._frontmatter import FrontMatter, FrontMatterError, parse_tool_md
 from toolpacks.filetools._handler import (
@@ -116,7 +116,7 @@ def _load_tool(entry: Path, root: Path, problems: list[str]) -> Tool | None:
     if front is None:
         return None
     name = front.name if front.name is not None else entry.name
-    if not _NAME.match(name):
+    if not NAME_PATTERN.match(name):
         if front.name is None:
             problems.append(
                 f"{entry}: the directory name {entry.name!r} is not a valid tool name "

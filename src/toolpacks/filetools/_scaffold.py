@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolpacks.core._definition import _NAME
+from toolpacks.core._traits import NAME_PATTERN
 from toolpacks.exceptions import ToolDefinitionError
 
 __all__ = ["scaffold_tool"]
@@ -66,7 +66,7 @@ def scaffold_tool(name: str, directory: Path) -> Path:
         ToolDefinitionError: ``name`` is not a valid tool name (a ``ValueError``).
         FileExistsError: The tool directory already exists (nothing is overwritten).
     """
-    if not _NAME.match(name):
+    if not NAME_PATTERN.match(name):
         raise ToolDefinitionError(
             f"{name!r} is not a valid tool name; use 1-64 letters, digits, '_' or '-' "
             "(not starting with '-')"

@@ -1,0 +1,270 @@
+"""Building one toolset, as a sequence of small steps (``Host.toolset`` runs them in order).
+
+1. ``request_for``: the agent's configuration with keyword overrides applied, checked.
+2. ``resolve_packs``: the pack names to load, in order, leaving out disabled ones.
+3. ``check_names``: every qualified name the request mentions exists; renames are valid.
+4. ``select``: the tools that pass permissions, tag filters, exclusions and pins.
+5. ``assemble`` (``_compose``): a unique provider-safe exposed name for each.
+6. ``call_options`` and ``entries``: how each tool is called (limits, hooks, approval).
+
+Each step is a function of the previous steps' values, so each can be read and tested alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from toolpacks.core._hooks import GlobalHook, HookSet
+from toolpacks.core._jsonargs import ArgumentLimits
+from toolpacks.core._names import is_safe
+from toolpacks.core._options import CallOptions
+from toolpacks.core._tool import Tool
+from toolpacks.exceptions import ConfigError
+from toolpacks.host._compose import Candidate
+from toolpacks.host._config import AgentConfig, SettingsConfig
+from toolpacks.host._conflicts import ConflictPolicy, get_policy, priority_on_conflict
+from toolpacks.host._toolset import ToolEntry
+from toolpacks.packs._loading import LoadedPack, PackSource
+from toolpacks.packs._pinning import Pins
+
+__all__ = [
+    "ToolsetRequest",
+    "call_options",
+    "check_names",
+    "entries",
+    "request_for",
+    "resolve_packs",
+    "select",
+]
+
+logger = logging.getLogger("toolpacks")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsetRequest:
+    """What one toolset is built from: an agent's configuration with overrides applied."""
+
+    agent: str | None
+    """The agent the toolset is for (None: no agent)."""
+    scope: str
+    """Where the request comes from, for messages (``toolpacks.toml: agents.researcher``)."""
+    packs: tuple[str, ...]
+    """Pack names as given (``"*"`` for every installed pack)."""
+    include_tags: frozenset[str]
+    """Keep tools with any of these tags (empty: keep all)."""
+    exclude_tags: frozenset[str]
+    """Drop tools with any of these tags."""
+    exclude: frozenset[str]
+    """Qualified names of tools to drop."""
+    policy: ConflictPolicy
+    """How two packs offering one exposed name are resolved."""
+    priority: tuple[str, ...]
+    """Pack order for the priority policy (earlier wins)."""
+    rename: Mapping[str, str]
+    """Qualified name to the name the model sees."""
+    approval_all: bool
+    """Every tool needs approval."""
+    approval_names: frozenset[str]
+    """Qualified names of tools that need approval."""
+    predicate: Callable[[Tool], bool] | None = None
+    """A last filter in code (``Host.toolset(predicate=...)``)."""
+
+
+def name_set(names: Iterable[str]) -> frozenset[str]:
+    """A set of names; a lone string is one name, not its characters."""
+    return frozenset((names,) if isinstance(names, str) else names)
+
+
+def request_for(
+    agent: str | None,
+    cfg: AgentConfig,
+    scope: str,
+    default_priority: Sequence[str],
+    overrides: Mapping[str, Any],
+) -> ToolsetRequest:
+    """Step 1: the agent's configuration ``cfg``, with each non-None override replacing it.
+
+    Raises:
+        ConfigError: The conflict policy is unknown, or ``priority`` has no pack order.
+    """
+
+    def pick(key: str) -> Any:
+        value = overrides.get(key)
+        return value if value is not None else getattr(cfg, key)
+
+    policy = get_policy(pick("on_conflict"))
+    priority = tuple(pick("priority") or default_priority)
+    if policy is priority_on_conflict and not priority:
+        raise ConfigError(
+            f'{scope}: on_conflict = "priority" needs a priority list of pack names '
+            "(earliest wins): priority = [...] for the agent or in [packs]"
+        )
+    approval = pick("require_approval")
+    packs = pick("packs")
+    return ToolsetRequest(
+        agent=agent,
+        scope=scope,
+        packs=(packs,) if isinstance(packs, str) else tuple(packs),
+        include_tags=name_set(pick("include_tags")),
+        exclude_tags=name_set(pick("exclude_tags")),
+        exclude=name_set(pick("exclude")),
+        policy=policy,
+        priority=priority,
+        rename=dict(pick("rename")),
+        approval_all=approval is True,
+        approval_names=frozenset() if isinstance(approval, bool) else name_set(approval),
+        predicate=overrides.get("predicate"),
+    )
+
+
+def resolve_packs(
+    wanted: Sequence[str], sources: Mapping[str, PackSource], scope: str
+) -> list[str]:
+    """Step 2: pack names in order: the listed ones first, then (for ``"*"``) the rest.
+
+    Disabled and clashing packs are left out, with a warning when they were named.
+
+    Raises:
+        ConfigError: A named pack is unknown to the host.
+    """
+    unknown = [name for name in wanted if name != "*" and name not in sources]
+    if unknown:
+        raise ConfigError(
+            f"{scope}: unknown pack(s) {', '.join(unknown)}; known packs: "
+            f"{', '.join(sources) or 'none'} (is the pack installed?)"
+        )
+    names = [name for name in wanted if name != "*"]
+    if "*" in wanted:
+        names.extend(name for name in sources if name not in names)
+    out: list[str] = []
+    for name in names:
+        info = sources[name].info
+        if info.status in ("disabled", "clash"):
+            if name in wanted:
+                logger.warning("pack %r is %s and is left out: %s", name, info.status, info.error)
+            continue
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def check_names(
+    request: ToolsetRequest, loaded: Sequence[LoadedPack], sources: Mapping[str, PackSource]
+) -> None:
+    """Step 3: refuse names that match no tool (a typo would silently do nothing).
+
+    A qualified name is unknown when its pack is unknown to the host, or when its pack is
+    loaded in this toolset and has no such tool. Names of packs that exist but are not in the
+    toolset (not selected, disabled, clashing, failed) are let through, so disabling a pack
+    never takes down a toolset. Rename targets must be valid, distinct tool names.
+
+    Raises:
+        ConfigError: What is unknown or invalid, with the names that are known.
+    """
+    tools = {p.info.name: p.tools for p in loaded if p.info.status == "loaded"}
+    for key, names in (
+        ("rename", request.rename),
+        ("require_approval", request.approval_names),
+        ("exclude", request.exclude),
+    ):
+        unknown = [
+            name
+            for name in sorted(names)
+            if (pack := name.split(".", 1)[0]) not in sources
+            or (pack in tools and name not in tools[pack])
+        ]
+        if unknown:
+            known = sorted(q for pack_tools in tools.values() for q in pack_tools)
+            raise ConfigError(
+                f"{request.scope}: {key} names unknown tool(s) {', '.join(unknown)}; use "
+                f"qualified names 'pack.tool' (known in this toolset: "
+                f"{', '.join(known) or 'none'}; packs: {', '.join(sources) or 'none'})"
+            )
+    targets: dict[str, str] = {}
+    for qualified, new in sorted(request.rename.items()):
+        if not isinstance(new, str) or not is_safe(new):
+            raise ConfigError(
+                f"{request.scope}: rename {qualified!r} = {new!r}: not a valid tool name "
+                "(use 1-64 letters, digits, '_' or '-')"
+            )
+        if new in targets:
+            raise ConfigError(
+                f"{request.scope}: rename gives {targets[new]!r} and {qualified!r} the same "
+                f"name {new!r}; choose two names"
+            )
+        targets[new] = qualified
+
+
+def select(
+    request: ToolsetRequest, loaded: Sequence[LoadedPack], pins: Pins | None
+) -> list[Candidate]:
+    """Step 4: the tools the agent may have and the filters keep, in pack order.
+
+    ``allowed_agents``, tag filters (``include_tags``: any overlap keeps), exclusions and the
+    predicate apply; a tool whose definition changed since ``toolpacks lock`` is withheld.
+    """
+    candidates: list[Candidate] = []
+    for pack in loaded:
+        for qualified, t in pack.tools.items():
+            if t.allowed_agents is not None and request.agent not in t.allowed_agents:
+                continue
+            if request.include_tags and request.include_tags.isdisjoint(t.tags):
+                continue
+            if not request.exclude_tags.isdisjoint(t.tags) or qualified in request.exclude:
+                continue
+            if request.predicate is not None and not request.predicate(t):
+                continue
+            if pins is not None:
+                problem = pins.problem(pack.info.name, t)
+                if problem is not None:
+                    logger.warning("withheld: %s", problem.split("\n", 1)[0])
+                    continue
+            candidates.append(Candidate(qualified, pack.info.name, t))
+    return candidates
+
+
+def call_options(settings: SettingsConfig, loaded: Sequence[LoadedPack]) -> CallOptions:
+    """Step 6a: how every tool of the toolset is called (hooks are added per tool)."""
+    secrets = [secret for pack in loaded for secret in pack.secrets]
+    return CallOptions(
+        expose_errors=settings.expose_errors,
+        limits=ArgumentLimits(settings.max_argument_bytes, settings.max_argument_depth),
+        extra_args=settings.extra_args,
+        max_content_chars=settings.max_content_chars,
+        redact=tuple(dict.fromkeys(secrets)),
+    )
+
+
+def entries(
+    request: ToolsetRequest,
+    assembled: Mapping[str, Candidate],
+    base: CallOptions,
+    hooks: Sequence[GlobalHook],
+) -> list[ToolEntry]:
+    """Step 6b: one entry per exposed name, with the global hooks its tags select."""
+    out: list[ToolEntry] = []
+    hook_sets: dict[frozenset[str], HookSet] = {}
+    for exposed, candidate in assembled.items():
+        t = candidate.tool
+        hook_set = hook_sets.get(t.tags)
+        if hook_set is None:
+            hook_set = hook_sets[t.tags] = HookSet.for_tags(hooks, t.tags)
+        needs_approval = (
+            t.require_approval
+            or request.approval_all
+            or candidate.qualified in request.approval_names
+        )
+        out.append(
+            ToolEntry(
+                exposed,
+                candidate.qualified,
+                candidate.pack,
+                t,
+                replace(base, hooks=hook_set),
+                needs_approval,
+            )
+        )
+    return out
