@@ -1,70 +1,72 @@
-"""Where the time of ``await t.invoke(args)`` goes, step by step (async ``add`` tool).
+"""Where the time of ``await tool.invoke(...)`` goes, measured on the paths that ship.
 
-A profiler's own cost distorts calls that take a microsecond, so this script measures each step
-of ``toolpacks.core._invoke.invoke`` *in isolation* (``timeit``-style, median over repeats, gc
-paused) and compares the sum with the measured whole. It also measures a *lean reference*: the
-same contract reduced to what a call needs (validate, call, a ``ToolResult`` whose text is
-rendered lazily), to show what the floor allows.
+For the async ``add(a: int, b: int) -> int`` tool of ``bench/_defs.py``:
 
-It reads toolpacks internals (``_invoke``, ``_result``), so it may need updating when they
-change; nothing here is part of the benchmarks' pass/fail. Usage:
-``python bench/profile_invoke.py [--cprofile]``; writes ``bench/results/profile_invoke.json``.
+1. **Whole calls in a running event loop** (interleaved, median over repeats, ratio to the
+   floor per repeat):
+
+   * ``await tool.invoke(dict)``: the short path. ``Tool.invoke`` calls
+     ``toolpacks.core._invoke.start``, which picks ``_fast_invoke`` for a plain tool (the script
+     checks that it really does);
+   * ``await tool.invoke(json_text)``: the general path (``_invoke.invoke``: the gate's
+     ``prepare`` parses the text under caps, checks and validates, then the run);
+   * ``_invoke.invoke(tool, dict)``: the general path with a dict, to show what the short path
+     saves;
+   * the floor: the tool's own validator (``CallPlan.validate``, the pydantic-core validator
+     ``Tool.invoke`` uses), ``await fn(**kwargs)`` and a ``ToolResult(...)``; for JSON text,
+     the adapter's ``validate_json`` in place of ``validate_python``.
+
+2. **Each step of the short path timed alone**, with no event loop (a coroutine that never
+   suspends is driven with ``send(None)``, as ``await`` would drive it): dispatch in
+   ``start``, validation, the clock reads, the call id, the call, the result allocation, the
+   metadata writes. Their sum is compared with the short path driven whole. What is left over
+   is inline code that cannot be timed alone without copying it: the bool/number scan, the
+   result's slot writes, coroutine frames, attribute reads and branches. (Each step timed
+   alone also carries one call of the timing loop's own, so the split is approximate.)
+
+3. For scale, the general path's own steps: ``parse_arguments`` (JSON text under caps) and
+   the gate's ``prepare`` with a dict and with JSON text.
+
+Every case calls library code: nothing here re-implements a toolpacks step. The script reads
+internals (``toolpacks.core._invoke``, ``_gate``, ``_plan``, ``_run``, ``_jsonargs``), so it
+may need updating when they change; a step whose internal is gone is reported and left out.
+It is never part of the benchmarks' pass/fail.
+
+Usage: ``python bench/profile_invoke.py [--repeats N] [--number N] [--cprofile]``; writes
+``bench/results/profile_invoke.json`` (read by ``bench/report.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import io
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_info, table, write_json
-from _defs import ADD_ADAPTER, ADD_ARGS, add_async
+from _common import figure, interleave_async, interleave_sync, machine_info, table, write_json
+from _defs import ADD_ARGS, ADD_JSON, add_async
 
-from toolpacks import ToolResult, tool
-from toolpacks import _invoke as inv
-from toolpacks import _result as res
+from toolpacks import Tool, ToolResult, tool
+from toolpacks.core import _invoke, _run
+from toolpacks.core._gate import prepare
+from toolpacks.core._jsonargs import DEFAULT_LIMITS, parse_arguments
+from toolpacks.core._options import DEFAULT_OPTIONS
+from toolpacks.core._plan import plan_of
 
+SHORT = "(a) await tool.invoke(dict)  [short path, as shipped]"
+JSON = "(b) await tool.invoke(json text)  [general path, as shipped]"
+GENERAL_DICT = "general path with a dict: await _invoke.invoke(tool, dict)"
+FLOOR = "(c) floor: validate + await fn + ToolResult(...)"
+FLOOR_JSON = "floor, JSON text: validate_json + await fn + ToolResult(...)"
 
-def _per_call(fn: Any, number: int, repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        gc.collect()
-        gc.disable()
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        out.append((time.perf_counter() - t0) / number)
-        gc.enable()
-    return out
-
-
-async def _aper_call(fn: Any, number: int, repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        gc.collect()
-        gc.disable()
-        t0 = time.perf_counter()
-        for _ in range(number):
-            await fn()
-        out.append((time.perf_counter() - t0) / number)
-        gc.enable()
-    return out
-
-
-def _no_op(*args: Any) -> None:
-    return None
-
-
-def _constant_id() -> str:
-    return "call_1"
+WHOLE = "Tool.invoke(dict), short path driven whole (no loop)"
 
 
 def _drive(coro: Any) -> Any:
@@ -73,78 +75,155 @@ def _drive(coro: Any) -> Any:
         coro.send(None)
     except StopIteration as stop:
         return stop.value
-    raise RuntimeError("coroutine suspended")
+    coro.close()
+    raise RuntimeError("the coroutine suspended: this step needs an event loop")
+
+
+def _path_of(coro: Any) -> str:
+    """Which engine function a coroutine returned by ``Tool.invoke`` runs (then close it)."""
+    code = coro.cr_code
+    coro.close()
+    for name in ("_fast_invoke", "invoke"):
+        fn = getattr(_invoke, name, None)
+        if fn is not None and code is fn.__code__:
+            return f"_invoke.{name}"
+    return code.co_qualname
+
+
+def _whole_calls(t: Tool) -> dict[str, Callable[[int], Any]]:
+    """The batches of section 1: ``await batch(n)`` runs ``n`` calls back to back."""
+    plan = plan_of(t)
+    validate = plan.validate  # the validator Tool.invoke uses for this tool
+    validate_json = t.signature.adapter.validate_json
+    fn, name = t.fn, t.name
+
+    async def short(n: int) -> None:
+        for _ in range(n):
+            await t.invoke(ADD_ARGS)
+
+    async def json_text(n: int) -> None:
+        for _ in range(n):
+            await t.invoke(ADD_JSON)
+
+    async def general_dict(n: int) -> None:
+        run = _invoke.invoke
+        for _ in range(n):
+            await run(t, ADD_ARGS, None, None)
+
+    async def floor(n: int) -> None:
+        for _ in range(n):
+            value = await fn(**validate(ADD_ARGS))
+            ToolResult(value, tool_name=name, call_id="call_1", started_at=1.0, duration=1.0)
+
+    async def floor_json(n: int) -> None:
+        for _ in range(n):
+            value = await fn(**validate_json(ADD_JSON))
+            ToolResult(value, tool_name=name, call_id="call_1", started_at=1.0, duration=1.0)
+
+    return {
+        SHORT: short,
+        JSON: json_text,
+        GENERAL_DICT: general_dict,
+        FLOOR: floor,
+        FLOOR_JSON: floor_json,
+    }
+
+
+def _steps(t: Tool) -> tuple[dict[str, Callable[[], Any]], list[str]]:
+    """Section 2 and 3: each step alone, and the names of those the short path is made of."""
+    plan = plan_of(t)
+    validate = plan.validate
+    kwargs = validate(ADD_ARGS)
+    meta = t.metadata
+    new_result = _invoke.new_result
+    perf, now = time.perf_counter, time.time
+
+    def dispatch() -> None:
+        t.invoke(ADD_ARGS).close()
+
+    def write_metadata() -> None:
+        meta.start = 1.0
+        meta.end = 2.0
+
+    short_path = {
+        "Tool.invoke -> start(): pick the short path, make its coroutine (closed unrun)": dispatch,
+        "validation: CallPlan.validate(dict) (pydantic-core validator)": lambda: validate(ADD_ARGS),
+        "clock: time.time() + 2 x time.perf_counter()": lambda: (now(), perf(), perf()),
+        "call id: _run.next_call_id() (short path inlines the f-string)": _run.next_call_id,
+        "the call: await fn(**kwargs)": lambda: _drive(add_async(**kwargs)),
+        "result: _invoke.new_result(ToolResult) (allocation; slots filled inline)": lambda: (
+            new_result(ToolResult)
+        ),
+        "metadata writes: tool.metadata.start / .end": write_metadata,
+    }
+    others = {
+        WHOLE: lambda: _drive(t.invoke(ADD_ARGS)),
+        "Tool.invoke(json text), general path driven whole (no loop)": lambda: _drive(
+            t.invoke(ADD_JSON)
+        ),
+        "_invoke.invoke(tool, dict), general path driven whole (no loop)": lambda: _drive(
+            _invoke.invoke(t, ADD_ARGS, None, None)
+        ),
+        "  gate: prepare(dict)": lambda: prepare(t, ADD_ARGS, None, DEFAULT_OPTIONS, "call_1", 0.0),
+        "  gate: prepare(json text)": lambda: prepare(
+            t, ADD_JSON, None, DEFAULT_OPTIONS, "call_1", 0.0
+        ),
+        "  gate: parse_arguments(json text) (caps, duplicate keys, non-finite)": lambda: (
+            parse_arguments(ADD_JSON, DEFAULT_LIMITS)
+        ),
+        "  ToolResult(...) keyword constructor (general path, floor)": lambda: ToolResult(
+            3, tool_name="add_async", call_id="call_1", started_at=1.0, duration=1.0
+        ),
+    }
+    return {**short_path, **others}, list(short_path)
+
+
+def _check_paths(t: Tool) -> dict[str, str]:
+    """Which engine function each whole call runs; refuse to measure the wrong thing."""
+    paths = {
+        "tool.invoke(dict)": _path_of(t.invoke(ADD_ARGS)),
+        "tool.invoke(json text)": _path_of(t.invoke(ADD_JSON)),
+    }
+    if paths["tool.invoke(dict)"] != "_invoke._fast_invoke":
+        raise SystemExit(f"tool.invoke(dict) no longer takes the short path: {paths}")
+    result = asyncio.run(t.invoke(ADD_ARGS))
+    if result.is_error or result.value != 3 or result.content != "3":
+        raise SystemExit(f"the call does not work: {result!r}")
+    return paths
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--number", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=25)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--number", type=int, default=20_000, help="calls per batch")
+    parser.add_argument("--repeats", type=int, default=25, help="batches per case")
     parser.add_argument("--cprofile", action="store_true", help="also print a cProfile")
     args = parser.parse_args(argv)
     number, repeats = args.number, args.repeats
 
     t = tool(add_async)
-    opts = inv.DEFAULT_OPTIONS
-    validate = ADD_ADAPTER.validate_python
-    core_validate = ADD_ADAPTER.validator.validate_python
-    asyncio.run(t.invoke(ADD_ARGS))  # builds the tool's call plan
-    plan = getattr(t, "_plan", None)  # internal: the per-tool call plan, when there is one
+    paths = _check_paths(t)
 
-    fresh = ToolResult(3, tool_name="add_async", call_id="call_1")
+    # 1. whole calls, in a running event loop
+    batches = _whole_calls(t)
 
-    def new_result() -> ToolResult:
-        return ToolResult(3, tool_name="add_async", call_id="call_1", started_at=1.0, duration=1.0)
+    async def loop_side() -> dict[str, list[float]]:
+        for batch in batches.values():  # warm up
+            await batch(min(number, 1000))
+        return await interleave_async(
+            batches, repeats=repeats, numbers=dict.fromkeys(batches, number)
+        )
 
-    def truncate_fresh() -> None:
-        inv._truncate(new_result(), opts.max_content_chars)
-
-    async def lean_invoke(arguments: Any) -> ToolResult:
-        # The reference: validate, call, wrap; text rendered on first access of .content.
-        kwargs = validate(arguments)
-        value = await t.fn(**kwargs)
-        return ToolResult(value, tool_name=t.name, call_id="", started_at=0.0, duration=0.0)
-
-    # Each step alone. A step whose internal no longer exists (toolpacks changed) is left out.
-    candidates: dict[str, Any] = {
-        # the floor, for scale
-        "floor: validate_python + await fn (no loop)": lambda: _drive(
-            add_async(**validate(ADD_ARGS))
-        ),
-        "  TypeAdapter.validate_python(args)": lambda: validate(ADD_ARGS),
-        "  SchemaValidator.validate_python(args) (adapter.validator)": lambda: core_validate(
-            ADD_ARGS
-        ),
-        # the steps of toolpacks' invoke
-        "_prepare(...) (parse, checks, validate, context)": lambda: inv._prepare(
-            t, ADD_ARGS, None, opts, "call_1", 0.0
-        ),
-        "_next_call_id() (f-string per call)": lambda: inv._next_call_id(),
-        "time.time() x2 + perf_counter() x2": lambda: (
-            time.time(),
-            time.perf_counter(),
-            time.time(),
-            time.perf_counter(),
-        ),
-        "bool(tool.hooks) + bool(options.hooks) (dataclass __bool__)": lambda: (
-            bool(t.hooks) or bool(opts.hooks)
-        ),
-        "_check_output(tool, 3) (validate_output)": lambda: inv._check_output(t, 3),
-        "ToolResult(...) construction": new_result,
-        "_truncate(fresh result) (renders .content eagerly)": truncate_fresh,
-        "  render_value(3) (pydantic_core.to_json + decode)": lambda: res.render_value(3),
-        "tool.metadata start/end writes": lambda: (
-            setattr(t.metadata, "start", 1.0),
-            setattr(t.metadata, "end", 2.0),
-        ),
-        "_invoke.invoke(t, args) driven without a loop": lambda: _drive(
-            inv.invoke(t, ADD_ARGS, None, None)
-        ),
-        "Tool.invoke(args) driven without a loop": lambda: _drive(t.invoke(ADD_ARGS)),
-        "lean reference invoke driven without a loop": lambda: _drive(lean_invoke(ADD_ARGS)),
+    loop_samples = asyncio.run(loop_side())
+    # JSON text is compared with the JSON floor, everything else with the dict floor.
+    floor_of = {JSON: FLOOR_JSON, FLOOR_JSON: FLOOR_JSON}
+    in_loop = {
+        name: figure(samples, loop_samples[floor_of.get(name, FLOOR)])
+        for name, samples in loop_samples.items()
     }
-    assert fresh.content == "3"
-    steps: dict[str, Any] = {}
+
+    # 2 and 3. steps alone
+    candidates, short_parts = _steps(t)
+    steps: dict[str, Callable[[], Any]] = {}
     skipped: dict[str, str] = {}
     for name, fn in candidates.items():
         try:
@@ -154,148 +233,56 @@ def main(argv: list[str] | None = None) -> int:
             skipped[name] = f"{type(exc).__name__}: {exc}"
             continue
         steps[name] = fn
-    # interleave: one batch of every step per round
-    samples: dict[str, list[float]] = {k: [] for k in steps}
-    for _ in range(repeats):
-        for name, fn in steps.items():
-            samples[name].extend(_per_call(fn, number, 1))
-    medians = {k: statistics.median(v) * 1e6 for k, v in samples.items()}
+    step_samples = interleave_sync(steps, repeats=repeats, numbers=dict.fromkeys(steps, number))
+    steps_us = {name: statistics.median(s) * 1e6 for name, s in step_samples.items()}
+    accounted = sum(steps_us[p] for p in short_parts if p in steps_us)
+    whole = steps_us.get(WHOLE, float("nan"))
 
-    # In a running event loop: an ablation waterfall. Each variant switches off one more piece
-    # of toolpacks' invoke (by patching it in this process only), so the difference between
-    # consecutive variants is what that piece costs in place. Variants are interleaved. A piece
-    # whose patch no longer applies (toolpacks changed) or breaks the call is left out.
-    def set_attr(obj: Any, name: str, value: Any) -> Any:
-        if not hasattr(obj, name):
-            raise AttributeError(f"{obj!r} has no {name!r}")
-        old = getattr(obj, name)
-        setattr(obj, name, value)
-        return lambda: setattr(obj, name, old)
-
-    def lean_prepare(
-        tool_: Any, arguments: Any, context: Any, options: Any, call_id: str, started: float
-    ) -> Any:
-        return tool_._plan.validate(arguments), None
-
-    pieces: list[tuple[str, Any]] = [
-        ("- eager content rendering in _truncate", lambda: set_attr(inv, "_truncate", _no_op)),
-        (
-            "- output type check (validate_output=False)",
-            lambda: set_attr(t, "validate_output", False),
-        ),
-        ("- call id f-string (constant id)", lambda: set_attr(inv, "_next_call_id", _constant_id)),
-        ("- hook emptiness checks (dataclass __bool__)", lambda: set_attr(t, "hooks", ())),
-        ("- _prepare's checks (validate only)", lambda: set_attr(inv, "_prepare", lean_prepare)),
-        (
-            "- TypeAdapter wrapper (SchemaValidator directly)",
-            lambda: set_attr(plan, "validate", core_validate),
-        ),
+    # report
+    print(f"async add tool; paths taken: {paths}")
+    print(f"\n1. In a running event loop (us per call, median of {repeats} batches of {number})")
+    rows = [
+        [name, f"{fig['median']:.2f}", f"{fig['q1']:.2f}-{fig['q3']:.2f}", _ratio(name, fig)]
+        for name, fig in in_loop.items()
     ]
-    no_hooks_opts = inv.CallOptions(hooks=())  # type: ignore[arg-type]
-    applied: list[tuple[str, Any]] = []  # the pieces that apply, cumulatively
-
-    async def works(patches: list[Any], opts_: Any) -> bool:
-        undo = []
-        try:
-            for apply in patches:
-                undo.append(apply())
-            result = await inv.invoke(t, ADD_ARGS, None, opts_)
-            return not result.is_error and result.value == 3
-        except Exception:
-            return False
-        finally:
-            for u in reversed(undo):
-                u()
-
-    def floor_call() -> Any:
-        return add_async(**validate(ADD_ARGS))
-
-    def direct_call(opts_: Any) -> Any:
-        return lambda: inv.invoke(t, ADD_ARGS, None, opts_)
-
-    async def loop_side() -> dict[str, list[float]]:
-        variants: dict[str, tuple[list[Any], Any]] = {
-            "await t.invoke(args)  [as shipped]": ([], None),
-            "- Tool.invoke wrapper (call _invoke.invoke directly)": ([], None),
-        }
-        hooks_off = False
-        for label, apply in pieces:
-            is_hooks = "hook" in label
-            opts_ = no_hooks_opts if hooks_off or is_hooks else None
-            candidate = [p for _, p in applied] + [apply]
-            if await works(candidate, opts_):
-                applied.append((label, apply))
-                variants[label] = (candidate, opts_)
-                hooks_off = hooks_off or is_hooks
-            else:
-                skipped[label] = "patch no longer applies to this toolpacks"
-        out: dict[str, list[float]] = {k: [] for k in variants}
-        out["floor: validate_python + await fn"] = []
-        out["lean reference (validate, call, ToolResult)"] = []
-        for _ in range(repeats):
-            for name in out:
-                if name.startswith("floor"):
-                    fn, patches = floor_call, []
-                elif name.startswith("lean"):
-                    fn, patches = (lambda: lean_invoke(ADD_ARGS)), []
-                elif name.startswith("await t.invoke"):
-                    fn, patches = (lambda: t.invoke(ADD_ARGS)), []
-                else:
-                    patches, opts_ = variants[name]
-                    fn = direct_call(opts_)
-                undo = [apply() for apply in patches]
-                try:
-                    out[name].extend(await _aper_call(fn, number, 1))
-                finally:
-                    for u in reversed(undo):
-                        u()
-        return out
-
-    in_loop = asyncio.run(loop_side())
-    loop_medians = {k: statistics.median(v) * 1e6 for k, v in in_loop.items()}
-
-    rows = [[name, f"{us:.3f}"] for name, us in medians.items()]
-    print("Each step alone (us per call, median of", repeats, "batches of", number, ")")
+    print(table(["case", "us", "IQR", "ratio to its floor"], rows))
+    print("\n2. The short path's steps, each alone, no event loop (us per call, median)")
+    rows = [[name, f"{steps_us[name]:.3f}"] for name in short_parts if name in steps_us]
+    rows.append(["sum of the steps", f"{accounted:.3f}"])
+    rows.append([WHOLE, f"{whole:.3f}"])
+    rows.append(
+        [
+            "rest: bool/number scan, slot writes, frames, attribute reads (inline)",
+            f"{whole - accounted:.3f}",
+        ]
+    )
     print(table(["step", "us"], rows))
-    parts = [
-        "_prepare(...) (parse, checks, validate, context)",
-        "_next_call_id() (f-string per call)",
-        "time.time() x2 + perf_counter() x2",
-        "bool(tool.hooks) + bool(options.hooks) (dataclass __bool__)",
-        "_check_output(tool, 3) (validate_output)",
-        "_truncate(fresh result) (renders .content eagerly)",
-        "tool.metadata start/end writes",
+    print("\n3. The general path, for scale (us per call, median)")
+    rows = [
+        [name, f"{us:.3f}"]
+        for name, us in steps_us.items()
+        if name not in short_parts and name != WHOLE
     ]
-    accounted = sum(medians.get(p, 0.0) for p in parts)
-    whole = medians.get("Tool.invoke(args) driven without a loop", float("nan"))
-    print(f"\nsum of the steps above (ToolResult counted inside _truncate): {accounted:.2f} us")
-    print(
-        f"Tool.invoke as a whole, no loop: {whole:.2f} us; the rest (coroutine frames, attribute"
-        f" reads, branches, the import in Tool.invoke): {whole - accounted:.2f} us"
-    )
-    print(
-        "\nIn a running event loop: ablation waterfall (us per call, median; each row removes"
-        " one more piece; step = what that piece costs in place)"
-    )
-    floor = loop_medians["floor: validate_python + await fn"]
-    rows = []
-    prev = None
-    for name, us in loop_medians.items():
-        step = "" if prev is None or name.startswith(("floor", "lean")) else f"{prev - us:+.2f}"
-        rows.append([name, f"{us:.2f}", step, f"{us / floor:.2f}x"])
-        if not name.startswith(("floor", "lean")):
-            prev = us
-    print(table(["variant", "us", "step", "ratio to floor"], rows))
+    print(table(["step", "us"], rows))
     for name, why in skipped.items():
         print(f"left out: {name}: {why}")
-    result = {
+
+    result: dict[str, Any] = {
         "benchmark": "profile_invoke",
         "machine": machine_info(),
-        "steps_us": medians,
-        "in_loop_us": loop_medians,
+        "tool": "async add(a: int, b: int) -> int (bench/_defs.py)",
+        "number": number,
+        "repeats": repeats,
+        "paths": paths,
+        "floor": FLOOR,
+        "in_loop_us": {name: fig["median"] for name, fig in in_loop.items()},
+        "in_loop": in_loop,
+        "short_path_steps": [p for p in short_parts if p in steps_us],
+        "steps_us": steps_us,
         "accounted_us": accounted,
-        "skipped": skipped,
         "whole_us": whole,
+        "rest_us": whole - accounted,
+        "skipped": skipped,
     }
     if args.cprofile:
         import cProfile
@@ -316,6 +303,13 @@ def main(argv: list[str] | None = None) -> int:
         print(buf.getvalue())
     print(f"wrote {write_json('profile_invoke.json', result)}")
     return 0
+
+
+def _ratio(name: str, fig: dict[str, Any]) -> str:
+    if name in (FLOOR, FLOOR_JSON):
+        return "1.00x (floor)"
+    r = fig["ratio"]
+    return f"{r['median']:.2f}x [{r['q1']:.2f}-{r['q3']:.2f}]"
 
 
 if __name__ == "__main__":

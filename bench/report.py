@@ -328,25 +328,39 @@ def _fmt_any(value: Any) -> str:
 
 
 def profile_section(profile: dict[str, Any]) -> str:
+    """The figures of ``profile_invoke.py``: whole calls against the floor, then the steps."""
+    figures = profile.get("in_loop") or {}
     rows = []
-    prev = None
-    floor = profile["in_loop_us"].get("floor: validate_python + await fn")
-    for name, us in profile["in_loop_us"].items():
-        step = ""
-        if not name.startswith(("floor", "lean")):
-            if prev is not None:
-                step = f"{prev - us:+.2f}"
-            prev = us
-        rows.append([name, f"{us:.2f}", step, f"{us / floor:.2f}{X}" if floor else ""])
+    for name, us in profile.get("in_loop_us", {}).items():
+        fig = figures.get(name)
+        rows.append([name, cell(fig, ratio=False) if fig else f"{us:.2f}", ratio_cell(fig)])
     text = (
-        "## Where toolpacks' per-call time goes\n\n`bench/profile_invoke.py` switches off one\n"
-        "piece of `invoke` at a time (by patching it in the benchmark process) for the async\n"
-        "`add` tool; each "
-        "row removes one more piece, so *step* is what that piece costs in place (µs per call, "
-        "median). The last rows are the floor and a lean reference (validate, call, `ToolResult` "
-        "with lazily rendered text).\n\n"
+        "## Where toolpacks' per-call time goes\n\n`bench/profile_invoke.py`, for the async `add`\n"
+        "tool, in a running event loop: `await tool.invoke(dict)` (the short path `Tool.invoke`\n"
+        "takes for a plain tool), `await tool.invoke(json_text)` (the general path: the gate\n"
+        "parses, checks and validates), the general path with a dict, and the floors: the tool's\n"
+        "own validator + `await fn(**kwargs)` + `ToolResult(...)` (`validate_json` for JSON\n"
+        "text). µs per call, median (IQR) · ratio to the floor of the same repeat (JSON text:\n"
+        "the JSON floor).\n\n"
     )
-    return text + md_table(["variant", "µs", "step", "ratio to floor"], rows)
+    text += md_table(["case", "µs", "ratio to its floor"], rows)
+    steps = profile.get("steps_us") or {}
+    parts = [p for p in profile.get("short_path_steps", []) if p in steps]
+    if parts:
+        rows = [[name, f"{steps[name]:.3f}"] for name in parts]
+        rows.append(["sum of the steps", f"{profile['accounted_us']:.3f}"])
+        rows.append(["the short path driven whole", f"{profile['whole_us']:.3f}"])
+        rows.append(
+            [
+                "rest (inline code: bool/number scan, slot writes, frames)",
+                f"{profile['rest_us']:.3f}",
+            ]
+        )
+        text += (
+            "\n\nThe short path's steps, each timed alone without an event loop (µs per call, "
+            "median):\n\n" + md_table(["step", "µs"], rows)
+        )
+    return text
 
 
 def paths_section(peers: dict[str, Any]) -> str:
