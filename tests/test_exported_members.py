@@ -67,3 +67,43 @@ def test_import_toolpacks_imports_neither_pydantic_nor_pluggy() -> None:
     code = "import sys, toolpacks; print('pydantic' in sys.modules, 'pluggy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+PUBLIC_MODULES = (
+    "toolpacks",
+    "toolpacks.mcp",
+    "toolpacks.hookspecs",
+    "toolpacks.exceptions",
+    "toolpacks.testing",
+    "toolpacks.integrations",
+)
+
+
+def test_public_modules_import_in_a_fresh_interpreter_and_their_names_resolve() -> None:
+    """Each public module imports on its own, and every name in its ``__all__`` resolves."""
+    code = (
+        "import importlib, sys\n"
+        f"for name in {PUBLIC_MODULES!r}:\n"
+        "    module = importlib.import_module(name)\n"
+        "    missing = [n for n in getattr(module, '__all__', ()) if not hasattr(module, n)]\n"
+        "    assert not missing, (name, missing)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_mcp_module_exports_the_serving_api_without_importing_the_sdk() -> None:
+    """``toolpacks.mcp`` offers ``build_server``/``serve_stdio``; the SDK loads when used."""
+    code = (
+        "import sys, toolpacks.mcp as m\n"
+        "print(sorted(m.__all__), 'mcp' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['build_server', 'serve', 'serve_agent', 'serve_stdio'] False"
+
+
+def test_private_modules_are_not_reexported_as_public() -> None:
+    """``toolpacks.__all__`` names no module: layers are private, reached through the facade."""
+    assert not {"core", "packs", "host", "export", "filetools", "cli"} & set(toolpacks.__all__)

@@ -204,7 +204,6 @@ def test_toolset_json(site: Any, clock_source: str, capsys: pytest.CaptureFixtur
 
 def test_toolset_format(site: Any, clock_source: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``toolset --format openai`` prints provider definitions."""
-    pytest.importorskip("toolpacks.export")
     site.pack("clock", clock_source)
     status, out, _ = run(capsys, "toolset", "--format", "openai")
     assert status == 0

@@ -284,7 +284,9 @@ def test_timeout_does_not_fire_after_hooks(run: Any) -> None:
         return "late"
 
     slow.after_invoke(afters.append)
-    assert run(slow.invoke({})).is_error
+    result = run(slow.invoke({}))
+    assert result.error is not None
+    assert result.error.kind == "timeout"
     assert afters == []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -9,9 +10,10 @@ from typing import Any, get_type_hints
 import pytest
 from pydantic import TypeAdapter
 
+from toolpacks import ToolContext, ToolError, ToolResult, tool
 from toolpacks.exceptions import ExportError
 from toolpacks.export import (
-    ExportableResult,
+    FORMATS,
     ToolCall,
     ToolCallParseError,
     parse_tool_calls,
@@ -52,9 +54,43 @@ def converse(message: dict[str, Any]) -> None:
 # -- rendering -----------------------------------------------------------------------------
 
 
-def test_fake_result_satisfies_the_protocol() -> None:
-    """The test double has every attribute a renderer reads."""
-    assert isinstance(OK, ExportableResult)
+async def real_results() -> list[ToolResult]:
+    """A structured success, a text success and a failure, from a real ``@tool``."""
+
+    @tool
+    def weather(city: str, structured: bool = False) -> Any:
+        """The weather in a city."""
+        if city == "Atlantis":
+            raise ToolError("City not found.")
+        return {"t": 21} if structured else "sunny"
+
+    calls = [
+        ({"city": "Paris", "structured": True}, "call_2"),
+        ({"city": "Paris"}, "call_1"),
+        ({"city": "Atlantis"}, "call_3"),
+    ]
+    return [await weather.invoke(args, ToolContext(call_id=cid)) for args, cid in calls]
+
+
+def test_fake_results_render_like_real_results() -> None:
+    """The double stands in for ``ToolResult``: with the same values, every format agrees."""
+    real = asyncio.run(real_results())
+    assert [(r.value, r.is_error, r.content, r.structured) for r in real] == [
+        (STRUCTURED.value, False, STRUCTURED.content, {"t": 21}),
+        (OK.value, False, OK.content, None),
+        (None, True, "Tool 'weather' failed: City not found.", None),
+    ]
+    for result in real:
+        fake = FakeResult(
+            result.value,
+            result.is_error,
+            result.content,
+            result.structured,
+            result.call_id,
+            result.tool_name,
+        )
+        for fmt in FORMATS:
+            assert render_result(fake, fmt) == render_result(result, fmt), (fmt, fake)
 
 
 @pytest.mark.parametrize("result", [OK, FAILED])
@@ -150,9 +186,6 @@ def test_neutral_result() -> None:
 
 def test_real_tool_result_renders() -> None:
     """The core's ``ToolResult`` renders in every format."""
-    from toolpacks import ToolResult
-    from toolpacks.export import FORMATS
-
     result = ToolResult({"t": 21}, tool_name="weather", call_id="call_9")
     assert render_result(result, "mcp")["structuredContent"] == {"t": 21}
     assert render_result(result, "anthropic")["tool_use_id"] == "call_9"

@@ -16,7 +16,6 @@ from toolpacks.exceptions import ExportError
 from toolpacks.export import (
     FORMATS,
     NAME_RULES,
-    ExportableTool,
     ExportWarning,
     definition,
     definitions,
@@ -86,9 +85,30 @@ def allowed_keys(typed_dict: type) -> set[str]:
 # -- the protocol --------------------------------------------------------------------------
 
 
-def test_fake_tool_satisfies_the_protocol() -> None:
-    """The test double has every attribute an exporter reads."""
-    assert isinstance(forecast_tool(), ExportableTool)
+def test_fake_tool_exports_like_a_real_tool() -> None:
+    """The double stands in for ``Tool``: with the same attributes, every format agrees."""
+    from toolpacks import tool
+
+    @tool(read_only=True, open_world=True, title="Weather forecast")
+    def forecast(city: str, days: int = 3) -> Report:
+        """Get the weather forecast."""
+        return Report(summary=city, temperatures=[20.0] * days)
+
+    fake = FakeTool(
+        name=forecast.name,
+        description=forecast.description,
+        input_schema=forecast.input_schema,
+        output_schema=forecast.output_schema,
+        title=forecast.title,
+        instructions=forecast.instructions,
+        hints=forecast.hints,
+    )
+    assert fake.output_schema is not None
+    assert fake.title == "Weather forecast"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWarning)
+        for fmt in FORMATS:
+            assert definition(fake, fmt) == definition(forecast, fmt), fmt
 
 
 def test_real_tool_exports_in_every_format() -> None:

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from toolpacks import Host, Tool, ToolHints, Toolset
 
 Load = Callable[[], tuple[dict[str, Tool], list[str]]]
@@ -137,7 +135,6 @@ def test_parameter_description_reaches_provider_definitions(
     make_tool: Callable[..., Path], tools_dir: Path
 ) -> None:
     """A parameter's `description` is in the definition a model is sent."""
-    pytest.importorskip("toolpacks.export", reason="provider formats are not built yet")
     make_tool("t", "description: T.\nparameters:\n  q: {description: What to look for.}")
     toolset = Host({"files": {"dirs": [str(tools_dir)]}}, discover=False).toolset()
     (definition,) = toolset.definitions("openai")
@@ -216,3 +213,6 @@ def test_require_approval_waits_for_the_handler(
     assert asked == ["local.rm"]
     denied = asyncio.run(Host(config, discover=False).toolset().call("rm", {}))
     assert denied.is_error
+    assert denied.error is not None
+    assert denied.error.kind == "denied"
+    assert "requires approval" in denied.content

@@ -335,6 +335,8 @@ def test_secrets_from_env_are_scrubbed_from_error_messages(
     host.add_pack(db_pack(), "db")
     result = call(host.toolset(), "leak")
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "RuntimeError" in result.content
     assert "s3cr3t-value" not in result.content
 

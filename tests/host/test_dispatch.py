@@ -144,6 +144,8 @@ def test_call_many_one_failure_does_not_cancel_others(pack_of: Callable[..., Any
     results = asyncio.run(host.toolset().call_many(calls))
     assert [r.value for r in results] == [1, None, None, None, 2]
     assert [r.is_error for r in results] == [False, True, True, True, False]
+    kinds = [r.error.kind if r.error is not None else None for r in results]
+    assert kinds == [None, "tool_error", "tool_error", "not_found", None]
     assert results[2].call_id == "call_g"
     assert "failed in a hook" in results[2].content
 
@@ -224,7 +226,9 @@ def test_on_error_and_on_yield_hooks(pack_of: Callable[..., Any]) -> None:
         "p",
     )
     ts = host.toolset()
-    assert call(ts, "fail").is_error
+    failed = call(ts, "fail")
+    assert failed.error is not None
+    assert failed.error.kind == "tool_error"
     assert call(ts, "counter", {"n": 2}).value == 1
     assert seen == [("error", "ValueError"), ("item", 0), ("item", 1)]
 
@@ -368,6 +372,11 @@ def test_error_messages_name_the_tool_as_the_model_called_it(
     toolset = host.toolset(rename={"db.query": "sql"})
     failed = call(toolset, "sql", {"sql": "DELETE"})
     assert failed.content == "Tool 'sql' failed: read-only"
+    assert failed.error is not None
+    assert failed.error.kind == "tool_error"
     invalid = call(toolset, "sql", {})
+    assert invalid.error is not None
+    assert invalid.error.kind == "invalid_arguments"
+    assert [d.argument for d in invalid.error.details] == ["sql"]
     assert invalid.content.startswith("Invalid arguments for tool 'sql':")
     assert invalid.tool_name == "sql"

@@ -150,6 +150,9 @@ def test_deny_answer_denies(ops: Any) -> None:
     """An answer of "deny" refuses the call."""
     result = call(_host(ops, approval=lambda r: "deny").toolset(), "pay", {"amount": 1})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "not approved" in result.content
 
 
 def test_handler_that_raises_denies(ops: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -169,7 +172,10 @@ def test_handler_that_raises_denies(ops: Any, caplog: pytest.LogCaptureFixture) 
 def test_agent_config_require_approval_true(ops: Any) -> None:
     """``require_approval = true`` for an agent makes every tool ask."""
     host = _host(ops, {"agents": {"careful": {"require_approval": True}}})
-    assert call(host.toolset("careful"), "read").is_error
+    result = call(host.toolset("careful"), "read")
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "requires approval" in result.content
     assert not call(host.toolset("careful", approval=lambda r: True), "read").is_error
 
 
@@ -178,7 +184,10 @@ def test_agent_config_require_approval_list(ops: Any) -> None:
     host = _host(ops, {"agents": {"careful": {"require_approval": ["ops.read"]}}})
     ts = host.toolset("careful")
     assert [e.exposed for e in ts.entries() if e.require_approval] == ["pay", "read"]
-    assert call(ts, "read").is_error
+    result = call(ts, "read")
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "requires approval" in result.content
 
 
 def test_require_approval_with_unknown_tool_is_a_config_error(ops: Any) -> None:
@@ -214,7 +223,10 @@ def test_host_authorize_ask_sends_to_handler(ops: Any) -> None:
 
     host = _host(ops, approval=handler)
     host.hook("authorize")(lambda tool, arguments, context: "ask")
-    assert call(host.toolset(), "read").is_error
+    result = call(host.toolset(), "read")
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "not approved" in result.content
     assert reasons == ["an authorize hook asked for approval"]
 
 
@@ -223,7 +235,10 @@ def test_authorize_allow_does_not_bypass_required_approval(ops: Any) -> None:
     host = _host(ops)
     host.hook("authorize")(lambda tool, arguments, context: "allow")
     assert call(host.toolset(), "read").value == "data"
-    assert call(host.toolset(), "pay", {"amount": 1}).is_error
+    result = call(host.toolset(), "pay", {"amount": 1})
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "requires approval" in result.content
 
 
 def test_first_non_none_authorize_answer_wins(ops: Any, pack_of: Callable[..., Any]) -> None:
@@ -243,7 +258,10 @@ def test_first_non_none_authorize_answer_wins(ops: Any, pack_of: Callable[..., A
 
     host = _host(ops)
     host.add_pack(pack_of(authorize=pack_deny), "policy")
-    assert call(host.toolset(), "read").is_error  # the pack's deny is the first answer
+    result = call(host.toolset(), "read")  # the pack's deny is the first answer
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "not permitted by policy" in result.content
     assert order == ["pack-deny"]
     order.clear()
     host.hook("authorize")(abstain)
@@ -269,7 +287,10 @@ def test_authorize_hook_with_fewer_parameters(ops: Any) -> None:
     """A hook may declare only the arguments it needs, as pluggy allows."""
     host = _host(ops)
     host.hook("authorize")(lambda tool: "deny" if tool.name == "read" else None)
-    assert call(host.toolset(), "read").is_error
+    result = call(host.toolset(), "read")
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "not permitted by policy" in result.content
 
 
 def test_authorize_hook_with_unknown_parameter_is_refused(ops: Any) -> None:
@@ -286,6 +307,9 @@ def test_invalid_authorize_answer_denies(ops: Any, caplog: pytest.LogCaptureFixt
     with caplog.at_level(logging.ERROR, logger="toolpacks"):
         result = call(host.toolset(), "read")
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert "not permitted by policy" in result.content
     assert "expected one of allow, deny, ask" in caplog.text
 
 
@@ -301,7 +325,9 @@ def test_tagged_authorize_hook_answers_only_for_its_tags(pack_of: Callable[..., 
     host.add_pack(pack_of(risky, read), "p")
     host.hook("authorize", tags=["danger"])(lambda tool: "deny")
     ts = host.toolset()
-    assert call(ts, "risky").is_error
+    result = call(ts, "risky")
+    assert result.error is not None
+    assert result.error.kind == "denied"
     assert call(ts, "read").value == "data"
 
 

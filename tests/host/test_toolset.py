@@ -201,7 +201,6 @@ def test_toolset_from_plain_tools() -> None:
 
 def test_definitions_neutral_format_is_sorted(toolset: Toolset) -> None:
     """The neutral definitions follow the sorted exposed names."""
-    pytest.importorskip("toolpacks.export")
     names = [d["name"] for d in toolset.definitions()]
     assert names == toolset.names()
 

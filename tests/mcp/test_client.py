@@ -285,8 +285,12 @@ def test_server_that_dies_gives_error_results_and_a_failed_pack(probe_script: Pa
         toolset = host.toolset()
         died = call(toolset, "die")
         assert died.is_error is True
+        assert died.error is not None
+        assert died.error.kind == "tool_error"
         after = call(toolset, "pid")
         assert after.is_error is True
+        assert after.error is not None
+        assert after.error.kind == "tool_error"
         assert "no longer available" in after.content
         deadline = time.monotonic() + 5
         while host.pack("probe").status != "failed" and time.monotonic() < deadline:

@@ -42,6 +42,8 @@ def test_default_size_cap_is_one_mebibyte() -> None:
     """The default cap refuses a 2 MiB argument text."""
     result = run(echo, json.dumps({"text": "y" * (2 * 1024 * 1024)}))
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "limit" in result.content
 
 
@@ -50,6 +52,8 @@ def test_deep_nesting_is_an_error_not_a_recursion_error() -> None:
     deep = '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}"
     result = run(echo, deep)
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "nested more than 64 levels" in result.content
 
 
@@ -63,6 +67,8 @@ def test_duplicate_keys_are_refused() -> None:
     """`{"text": "a", "text": "/etc/passwd"}` is an error, not last-wins."""
     result = run(echo, '{"text": "a", "text": "/etc/passwd"}')
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "duplicate key 'text'" in result.content
 
 
@@ -78,6 +84,8 @@ def test_absurdly_long_integers_are_invalid() -> None:
     """An integer literal of 10,000 digits is refused before int() parses it."""
     result = run(count, '{"n": ' + "9" * 10_000 + "}")
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "too long" in result.content
 
 
@@ -89,8 +97,10 @@ def test_numeric_strings_are_accepted_for_numbers() -> None:
 @pytest.mark.parametrize("value", [True, False])
 def test_booleans_are_refused_for_numbers(value: bool) -> None:
     """true/false is not an integer or a number."""
-    assert run(count, {"n": value}).is_error
-    assert run(count, {"n": 1, "ratio": value}).is_error
+    for arguments in ({"n": value}, {"n": 1, "ratio": value}):
+        result = run(count, arguments)
+        assert result.error is not None
+        assert result.error.kind == "invalid_arguments"
 
 
 @pytest.mark.parametrize("value", [0, 1])
@@ -98,6 +108,8 @@ def test_integers_are_refused_for_booleans(value: int) -> None:
     """0/1 is not a boolean."""
     result = run(count, {"n": 1, "flag": value})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "flag" in result.content
 
 
@@ -105,6 +117,8 @@ def test_unknown_keys_error_lists_the_allowed_keys() -> None:
     """An unknown argument is named, with the arguments the tool does accept."""
     result = run(count, {"n": 1, "nn": 2})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "nn" in result.content
     assert "allowed arguments are: flag, n, ratio" in result.content
 
@@ -122,6 +136,8 @@ def test_pattern_is_enforced_by_the_linear_time_engine() -> None:
 
     result = run(check, {"word": "a" * 5000 + "!"})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "word" in result.content
 
 
@@ -206,10 +222,21 @@ def test_fuzzed_arguments_always_give_a_result() -> None:
         result = run(everything, payload)
         assert isinstance(result, ToolResult)
         assert isinstance(result.content, str)
+        # ``everything`` returns "ok" for any valid arguments: its only failure is a refusal.
+        if result.is_error:
+            assert result.error is not None
+            assert result.error.kind == "invalid_arguments", result
+        else:
+            assert result.value == "ok"
         called = asyncio.run(toolset.call(name, payload))
         assert isinstance(called, ToolResult)
         assert isinstance(called.content, str)
-        assert called.is_error or name != "nope"
+        if name == "nope":
+            assert called.error is not None
+            assert called.error.kind == "not_found"
+        elif called.is_error:
+            assert called.error is not None
+            assert called.error.kind == "invalid_arguments", called
 
     check()
 
@@ -227,6 +254,8 @@ def test_duplicate_keys_are_caught_whatever_the_spacing_or_decoys(text: str) -> 
     """The fast parser's duplicate-key proof holds with whitespace and decoy strings."""
     result = run(echo, text)
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert "duplicate key" in result.content
 
 
@@ -238,8 +267,10 @@ def test_schema_only_tools_refuse_bool_number_confusion_too() -> None:
         "required": ["n"],
     }
     hand = Tool(lambda **kw: kw, name="hand", description="Hand-built.", input_schema=schema)
-    assert run(hand, {"n": True}).is_error
-    assert run(hand, {"n": 1, "flag": 0}).is_error
+    for arguments in ({"n": True}, {"n": 1, "flag": 0}):
+        result = run(hand, arguments)
+        assert result.error is not None
+        assert result.error.kind == "invalid_arguments"
     assert run(hand, {"n": "2", "flag": True}).value == {"n": 2, "flag": True}
 
 

@@ -36,6 +36,8 @@ def test_unexpected_exception_text_is_not_sent_by_default(caplog: pytest.LogCapt
     with caplog.at_level(logging.ERROR, logger="toolpacks"):
         result = run(boom, {})
     assert result.content == "Tool 'boom' failed with KeyError."
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "10.0.0.5" not in result.content
     assert "Traceback" in caplog.text
     assert "internal detail" in caplog.text
@@ -71,6 +73,10 @@ def test_secretstr_value_is_redacted_from_error_results_and_logs(
     with caplog.at_level(logging.ERROR, logger="toolpacks"):
         exposed = run(leaky, {"password": PASSWORD, "user": "ada"}, CallOptions(expose_errors=True))
         masked = run(leaky, {"password": PASSWORD, "user": "ada"})
+    assert exposed.error is not None
+    assert exposed.error.kind == "tool_error"
+    assert masked.error is not None
+    assert masked.error.kind == "tool_error"
     assert PASSWORD not in exposed.content
     assert "**********" in exposed.content
     assert PASSWORD not in masked.content
@@ -88,7 +94,10 @@ def test_secretstr_value_is_redacted_from_validation_errors() -> None:
 
     result = run(login, {"password": PASSWORD, "pin": "not-a-pin"})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
     assert PASSWORD not in result.content
+    assert PASSWORD not in repr(result.to_dict())
 
 
 def test_secretstr_value_is_redacted_from_hook_payloads() -> None:
@@ -144,6 +153,8 @@ def test_secret_looking_config_values_are_redacted_from_error_results() -> None:
     )
     result = asyncio.run(host.toolset().call("fetch", {"url": "https://x"}))
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "tok-123456789" not in result.content
     assert "401 for https://x" in result.content
 

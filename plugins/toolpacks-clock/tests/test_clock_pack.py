@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolpacks import Tool, ToolError
+import yaml
+from toolpacks import Host, Tool, ToolError
 
 import toolpacks_clock
 
@@ -48,7 +49,6 @@ def test_alias_key_is_accepted_and_unknown_settings_are_not() -> None:
 
 def test_tool_md_front_matter() -> None:
     """TOOL.md names the tool, describes it, and declares a required string 'date'."""
-    yaml = pytest.importorskip("yaml")
     text = (WEEKDAY_DIR / "TOOL.md").read_text(encoding="utf-8")
     _, front, body = text.split("---\n", 2)
     meta = yaml.safe_load(front)
@@ -86,11 +86,7 @@ def test_weekday_handler_directly() -> None:
 
 def test_weekday_file_tool_through_a_host() -> None:
     """A host loads the pack's tools directory: clock.weekday validates and answers."""
-    import toolpacks
-
-    if importlib.util.find_spec("toolpacks.filetools._loader") is None or not hasattr(toolpacks, "Host"):
-        pytest.skip("this toolpacks version cannot load file tools yet")
-    host = toolpacks.Host({}, discover=False)
+    host = Host({}, discover=False)
     try:
         host.add_pack(toolpacks_clock, "clock")
         tools = host.tools(["clock"])

@@ -36,6 +36,8 @@ def test_read_file_refuses_absolute_path(
     """An absolute path is refused, even one naming a real file."""
     result = run(tools["read_file"], {"path": str(outside / "secret.txt")})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "absolute path" in result.content
     assert secret not in result.content
 
@@ -44,6 +46,8 @@ def test_read_file_refuses_symlink_leading_out(tools: dict[str, Tool], secret: s
     """A symbolic link inside the root whose target is outside it is refused."""
     result = run(tools["read_file"], {"path": "escape.txt"})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "symbolic link" in result.content
     assert "outside the root" in result.content
     assert secret not in result.content
@@ -55,6 +59,8 @@ def test_read_file_refuses_path_through_linked_directory(
     """A path passing through a directory link that leads out is refused."""
     result = run(tools["read_file"], {"path": "escape_dir/secret.txt"})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "outside the root" in result.content
     assert secret not in result.content
 
@@ -70,6 +76,8 @@ def test_read_file_refuses_nul_character(tools: dict[str, Tool]) -> None:
     """A path with a NUL character is refused instead of crashing the tool."""
     result = run(tools["read_file"], {"path": "README.md\x00.txt"})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "NUL" in result.content
 
 
@@ -78,6 +86,8 @@ def test_list_dir_refuses_escapes(tools: dict[str, Tool], outside: Path) -> None
     for path in ("..", str(outside), "escape_dir"):
         result = run(tools["list_dir"], {"path": path})
         assert result.is_error, path
+        assert result.error is not None
+        assert result.error.kind == "tool_error"
         assert "secret.txt" not in result.content
 
 
@@ -104,6 +114,8 @@ def test_find_files_refuses_patterns_leaving_root(tools: dict[str, Tool], patter
     """A glob pattern that is absolute or contains '..' is refused."""
     result = run(tools["find_files"], {"pattern": pattern})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "root" in result.content
 
 
@@ -118,4 +130,6 @@ def test_search_text_refuses_glob_leaving_root(tools: dict[str, Tool]) -> None:
     """search_text refuses a glob with '..'."""
     result = run(tools["search_text"], {"query": "SECRET", "glob": "../**"})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "'..'" in result.content

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolpacks import Host
 
 import toolpacks_sqlite
 from toolpacks_sqlite import SQLiteTools
@@ -66,7 +67,6 @@ def test_two_instances_in_one_host(
     shop: Path, tmp_path: Path, new_database: Callable[[Path, str], Path]
 ) -> None:
     """An alias table ([packs.warehouse] pack = "sqlite") mounts a second database."""
-    host_class = pytest.importorskip("toolpacks").Host
     other = new_database(tmp_path / "warehouse.db", "CREATE TABLE stock (sku TEXT, qty INT);")
     config = {
         "packs": {
@@ -74,7 +74,7 @@ def test_two_instances_in_one_host(
             "warehouse": {"pack": "sqlite", "database": str(other)},
         }
     }
-    host = host_class(config, discover=False)
+    host = Host(config, discover=False)
     try:
         host.add_pack(toolpacks_sqlite, "sqlite")
         tools = host.tools()

@@ -63,6 +63,8 @@ def test_write_is_refused_and_nothing_changes(
     before = fingerprint(shop)
     result = run(tools["query"], {"sql": sql})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert result.content.startswith("Tool 'query' failed: refused (")
     assert denied in result.content
     assert "read-only" in result.content
@@ -82,6 +84,8 @@ def test_multiple_statements_are_refused(tools: dict[str, Tool], shop: Path, sql
     before = fingerprint(shop)
     result = run(tools["query"], {"sql": sql})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     # A leading write is refused while it compiles; otherwise the second statement is.
     assert "exactly one SQL statement" in result.content or "refused (DELETE" in result.content
     assert fingerprint(shop) == before
@@ -119,4 +123,6 @@ def test_long_query_is_interrupted(shop: Path) -> None:
     )
     result = run(query, {"sql": endless})
     assert result.is_error
+    assert result.error is not None
+    assert result.error.kind == "tool_error"
     assert "ran longer than 0.2 seconds" in result.content
