@@ -2,6 +2,6 @@
 
 import sys
 
-from toolpacks.cli._main import main
+from toolpacks.cli import main
 
 sys.exit(main())

@@ -14,8 +14,9 @@ import mcp_types
 import pytest
 from mcp import Client, MCPError
 
-from toolpacks import ToolError, Toolset, tool
-from toolpacks.mcp._server import build_server
+from toolpacks import CallOptions, ToolError, Toolset, tool
+from toolpacks.host._toolset import ToolEntry
+from toolpacks.mcp import build_server
 
 from .conftest import BlockingClient, serve_params, text_of, write_demo
 
@@ -177,6 +178,27 @@ def test_failing_hook_is_an_error_result_without_its_text() -> None:
     text = text_of(result)
     assert "KeyError" in text
     assert "sk-live-123" not in text
+
+
+def test_exposed_hook_error_shows_its_text_with_secrets_scrubbed() -> None:
+    """With expose_errors, a hook's message is shown, but the toolset's secrets are masked."""
+
+    @tool
+    def hooked() -> str:
+        """Works, but its hook fails."""
+        return "ok"
+
+    @hooked.before_invoke
+    def broken_hook(**kwargs: Any) -> None:
+        raise KeyError("bad key sk-live-123 at /etc")
+
+    options = CallOptions(redact=("sk-live-123",))
+    toolset = Toolset([ToolEntry("hooked", "p.hooked", "p", hooked, options)])
+    text = text_of(_run(build_server(toolset, expose_errors=True), "hooked", {}))
+    assert "failed in a hook: KeyError: " in text
+    assert "at /etc" in text
+    assert "sk-live-123" not in text
+    assert "**********" in text
 
 
 def test_tool_error_from_a_tool_is_not_a_protocol_error() -> None:

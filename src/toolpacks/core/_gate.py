@@ -22,7 +22,7 @@ from toolpacks.core._plan import CallPlan, plan_of
 from toolpacks.core._result import ArgumentError, ToolResult, error_result
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition as Tool
+    from toolpacks.core._definition import ToolDefinition
 
 __all__ = ["invalid_arguments", "prepare"]
 
@@ -55,7 +55,7 @@ def _argument_errors(
 
 
 def invalid_arguments(
-    tool: Tool, details: list[ArgumentError], call_id: str, started: float
+    tool: ToolDefinition, details: list[ArgumentError], call_id: str, started: float
 ) -> ToolResult:
     lines = [f"Invalid arguments for tool '{tool.name}':"]
     lines.extend(f"- {d.argument or '(arguments)'}: {d.message}" for d in details)
@@ -71,7 +71,7 @@ def invalid_arguments(
 
 
 def prepare(
-    tool: Tool,
+    tool: ToolDefinition,
     arguments: Mapping[str, Any] | str | bytes | None,
     context: ToolContext | None,
     options: CallOptions,
@@ -164,7 +164,7 @@ def prepare(
 
 
 def _without_strict_nulls(
-    tool: Tool, plan: CallPlan, arguments: dict[str, Any]
+    tool: ToolDefinition, plan: CallPlan, arguments: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Validate again without the ``null`` values strict mode sends for omitted parameters.
 

@@ -20,7 +20,7 @@ from toolpacks.core._run import TimedOut, before_hooks, error_hooks, next_call_i
 from toolpacks.exceptions import WrongRunMethodError
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition as Tool
+    from toolpacks.core._definition import ToolDefinition
 
 __all__ = ["InvalidArgumentsError", "iterate", "stream", "wrong_run_method"]
 
@@ -37,7 +37,7 @@ class InvalidArgumentsError(ValueError):
 
 
 async def iterate(
-    tool: Tool,
+    tool: ToolDefinition,
     kwargs: dict[str, Any],
     ctx: ToolContext | None,
     options: CallOptions,
@@ -88,7 +88,7 @@ async def iterate(
             lock.release()
 
 
-async def _items(tool: Tool, kwargs: dict[str, Any]) -> AsyncGenerator[Any, None]:
+async def _items(tool: ToolDefinition, kwargs: dict[str, Any]) -> AsyncGenerator[Any, None]:
     """The items of a generator tool; a sync generator advances in worker threads."""
     if tool.kind == "async_generator":
         agen = tool.fn(**kwargs)
@@ -138,7 +138,7 @@ async def _items(tool: Tool, kwargs: dict[str, Any]) -> AsyncGenerator[Any, None
 
 
 async def stream(
-    tool: Tool,
+    tool: ToolDefinition,
     arguments: Mapping[str, Any] | str | bytes | None,
     context: ToolContext | None,
     options: CallOptions | None,
@@ -191,7 +191,7 @@ async def stream(
     await _after_stream(tool, items, call_id, ctx, options, started, t0)
 
 
-def wrong_run_method(tool: Tool) -> WrongRunMethodError:
+def wrong_run_method(tool: ToolDefinition) -> WrongRunMethodError:
     return WrongRunMethodError(
         f"tool {tool.name!r} is not a generator; use `await tool.invoke(...)` instead of "
         "`tool.stream(...)`"
@@ -199,7 +199,7 @@ def wrong_run_method(tool: Tool) -> WrongRunMethodError:
 
 
 async def _after_stream(
-    tool: Tool,
+    tool: ToolDefinition,
     items: list[Any],
     call_id: str,
     ctx: ToolContext | None,

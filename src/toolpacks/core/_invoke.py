@@ -39,13 +39,13 @@ from toolpacks.core._run import (
 )
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition as Tool
+    from toolpacks.core._definition import ToolDefinition
 
 __all__ = ["invoke", "start"]
 
 
 async def invoke(
-    tool: Tool,
+    tool: ToolDefinition,
     arguments: Mapping[str, Any] | str | bytes | None,
     context: ToolContext | None,
     options: CallOptions | None,
@@ -137,7 +137,7 @@ async def invoke(
 
 
 def start(
-    tool: Tool,
+    tool: ToolDefinition,
     arguments: Mapping[str, Any] | str | bytes | None,
     context: ToolContext | None,
     options: CallOptions | None,
@@ -160,7 +160,7 @@ def start(
 
 
 async def _fast_invoke(
-    tool: Tool,
+    tool: ToolDefinition,
     plan: CallPlan,
     arguments: dict[str, Any],
     context: ToolContext | None,

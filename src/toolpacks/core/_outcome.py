@@ -20,7 +20,7 @@ from toolpacks.core._secrets import scrub
 from toolpacks.exceptions import ToolError
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition as Tool
+    from toolpacks.core._definition import ToolDefinition
 
 __all__ = [
     "failure_result",
@@ -34,7 +34,7 @@ logger = logging.getLogger("toolpacks")
 
 
 def failure_result(
-    tool: Tool,
+    tool: ToolDefinition,
     exc: BaseException,
     options: CallOptions,
     call_id: str,
@@ -79,7 +79,9 @@ def secret_arguments(plan: CallPlan, kwargs: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def timeout_result(tool: Tool, call_id: str, started: float, t0: float = 0.0) -> ToolResult:
+def timeout_result(
+    tool: ToolDefinition, call_id: str, started: float, t0: float = 0.0
+) -> ToolResult:
     return error_result(
         "timeout",
         f"Tool '{tool.name}' timed out after {tool.timeout:g} seconds.",
@@ -90,7 +92,7 @@ def timeout_result(tool: Tool, call_id: str, started: float, t0: float = 0.0) ->
     )
 
 
-def unbound_result(tool: Tool, call_id: str, started: float) -> ToolResult:
+def unbound_result(tool: ToolDefinition, call_id: str, started: float) -> ToolResult:
     return error_result(
         "tool_error",
         f"Tool '{tool.name}' is a method; use it through an instance of its class.",
@@ -101,7 +103,7 @@ def unbound_result(tool: Tool, call_id: str, started: float) -> ToolResult:
 
 
 def invalid_output(
-    tool: Tool, value: Any, call_id: str, started: float, duration: float
+    tool: ToolDefinition, value: Any, call_id: str, started: float, duration: float
 ) -> ToolResult | None:
     """The error result for a value that breaks the declared output type, or None."""
     problem = _check_output(tool, value)
@@ -121,7 +123,7 @@ def invalid_output(
 _PLAIN_OUTPUTS = (str, int, float, bool, dict, list)
 
 
-def _check_output(tool: Tool, value: Any) -> str | None:
+def _check_output(tool: ToolDefinition, value: Any) -> str | None:
     """Why ``value`` breaks the tool's declared output type, or None when it does not."""
     out_type = tool._output_type
     if out_type in _PLAIN_OUTPUTS:

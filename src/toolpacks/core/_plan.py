@@ -11,7 +11,7 @@ from pydantic import ConfigDict, TypeAdapter
 from toolpacks.core._schema import _is_context
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition as Tool
+    from toolpacks.core._definition import ToolDefinition
 
 __all__ = ["CallPlan", "plan_of"]
 
@@ -34,7 +34,7 @@ class CallPlan:
         "validate",
     )
 
-    def __init__(self, tool: Tool) -> None:
+    def __init__(self, tool: ToolDefinition) -> None:
         sig = tool.signature
         schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
@@ -108,7 +108,7 @@ def _schema_bool_sensitive(schema: Mapping[str, Any]) -> tuple[tuple[str, str], 
     return tuple(out)
 
 
-def _override_checks(tool: Tool) -> dict[str, Callable[[Any], Any]]:
+def _override_checks(tool: ToolDefinition) -> dict[str, Callable[[Any], Any]]:
     """Validators for call-time values overriding fixed kwargs, from the parameters' types."""
     from toolpacks.core._schema import type_hints
 
@@ -139,7 +139,7 @@ def _annotated_context(fn: Callable[..., Any]) -> str | None:
     return next((p.name for p in parameters if _is_context(p.annotation)), None)
 
 
-def _secret_params(tool: Tool) -> frozenset[str]:
+def _secret_params(tool: ToolDefinition) -> frozenset[str]:
     sig = tool.signature
     if sig is None:
         return frozenset()
@@ -150,7 +150,7 @@ def _secret_params(tool: Tool) -> frozenset[str]:
     )
 
 
-def plan_of(tool: Tool) -> CallPlan:
+def plan_of(tool: ToolDefinition) -> CallPlan:
     plan: CallPlan | None = tool._plan
     if plan is None:
         plan = tool._plan = CallPlan(tool)

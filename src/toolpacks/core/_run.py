@@ -15,9 +15,10 @@ from toolpacks.core._context import ToolContext
 from toolpacks.core._hooks import call_hook
 from toolpacks.core._options import CallOptions
 from toolpacks.core._plan import CallPlan
+from toolpacks.core._secrets import MASK
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition as Tool
+    from toolpacks.core._definition import ToolDefinition
 
 __all__ = [
     "Refused",
@@ -48,7 +49,9 @@ class Refused(Exception):
     """A call refused before it ran (internal)."""
 
 
-async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
+async def _run_sync_thread(
+    tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext | None
+) -> Any:
     """Run a sync tool that has a timeout in a dedicated thread that may be abandoned."""
     with tool._abandoned_lock:
         if tool._abandoned >= tool.max_abandoned_threads:
@@ -96,7 +99,7 @@ async def _run_sync_thread(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext 
         raise
 
 
-async def call_fn(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
+async def call_fn(tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
     kind = tool.kind
     if kind == "coroutine":
         return await tool.fn(**kwargs)
@@ -109,7 +112,7 @@ async def call_fn(tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None) -
     raise AssertionError(kind)  # generators are handled by the callers
 
 
-async def _timed(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
+async def _timed(tool: ToolDefinition, coro_fn: Callable[[], Any]) -> Any:
     """Await ``coro_fn()`` under the tool's timeout; its expiry raises ``TimedOut``."""
     if tool.timeout is None:
         return await coro_fn()
@@ -123,7 +126,7 @@ async def _timed(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
         raise
 
 
-async def guarded(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
+async def guarded(tool: ToolDefinition, coro_fn: Callable[[], Any]) -> Any:
     """Apply the tool's lock and timeout around ``coro_fn()`` (the function call only)."""
     if tool.lock is not None:
         async with tool.lock.get():
@@ -132,13 +135,13 @@ async def guarded(tool: Tool, coro_fn: Callable[[], Any]) -> Any:
 
 
 async def before_hooks(
-    tool: Tool, kwargs: dict[str, Any], ctx: ToolContext | None, options: CallOptions
+    tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext | None, options: CallOptions
 ) -> None:
     public = kwargs
     plan: CallPlan = tool._plan
     if plan.context_param is not None or plan.secret_params:
         public = {
-            k: ("**********" if k in plan.secret_params else v)
+            k: (MASK if k in plan.secret_params else v)
             for k, v in kwargs.items()
             if k != plan.context_param
         }
@@ -149,7 +152,7 @@ async def before_hooks(
 
 
 async def error_hooks(
-    tool: Tool, exc: BaseException, ctx: ToolContext | None, options: CallOptions
+    tool: ToolDefinition, exc: BaseException, ctx: ToolContext | None, options: CallOptions
 ) -> None:
     for hook in tool.hooks.error:
         await call_hook(hook, exc=exc)

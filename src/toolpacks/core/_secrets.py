@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "MASK",
     "REDACTED",
     "is_secret_key",
     "is_secret_value",
@@ -27,6 +28,8 @@ _SECRET_VALUE = re.compile(
 _URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^/:@\s]*:)[^/@\s]+(?P<tail>@)")
 REDACTED = "****"
 """What a redacted configuration value is shown as."""
+MASK = "**********"
+"""What a secret is replaced by in messages, logs and hook payloads."""
 
 
 def is_secret_key(key: str) -> bool:
@@ -99,7 +102,7 @@ def secret_values(value: Any) -> list[str]:
     return out
 
 
-def scrub(text: str, secrets: Iterable[str], mask: str = "**********") -> str:
+def scrub(text: str, secrets: Iterable[str], mask: str = MASK) -> str:
     """``text`` with every occurrence of each (non-empty) secret replaced by ``mask``."""
     for secret in secrets:
         if secret:

@@ -73,7 +73,7 @@ class ToolsetRequest:
     """A last filter in code (``Host.toolset(predicate=...)``)."""
 
 
-def name_set(names: Iterable[str]) -> frozenset[str]:
+def _name_set(names: Iterable[str]) -> frozenset[str]:
     """A set of names; a lone string is one name, not its characters."""
     return frozenset((names,) if isinstance(names, str) else names)
 
@@ -108,14 +108,14 @@ def request_for(
         agent=agent,
         scope=scope,
         packs=(packs,) if isinstance(packs, str) else tuple(packs),
-        include_tags=name_set(pick("include_tags")),
-        exclude_tags=name_set(pick("exclude_tags")),
-        exclude=name_set(pick("exclude")),
+        include_tags=_name_set(pick("include_tags")),
+        exclude_tags=_name_set(pick("exclude_tags")),
+        exclude=_name_set(pick("exclude")),
         policy=policy,
         priority=priority,
         rename=dict(pick("rename")),
         approval_all=approval is True,
-        approval_names=frozenset() if isinstance(approval, bool) else name_set(approval),
+        approval_names=frozenset() if isinstance(approval, bool) else _name_set(approval),
         predicate=overrides.get("predicate"),
     )
 

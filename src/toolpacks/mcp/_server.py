@@ -21,6 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._result import ToolResult
+from toolpacks.core._secrets import scrub
 from toolpacks.export import render_result
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
@@ -134,9 +135,8 @@ class _ToolsetServer:
             result = await self.toolset.call(name, params.arguments or {}, call_id=call_id)
         except Exception as exc:  # a hook raised: report it without its text
             logger.exception("tool %r: a hook raised during an MCP call", name)
-            detail = f": {exc}" if self.expose_errors and str(exc) else ""
-            for secret in entry.options.redact:
-                detail = detail.replace(secret, "**********") if secret else detail
+            text = scrub(str(exc), entry.options.redact) if self.expose_errors else ""
+            detail = f": {text}" if text else ""
             return self._error(f"Tool '{name}' failed in a hook: {type(exc).__qualname__}{detail}.")
         return self._render(name, result)
 
