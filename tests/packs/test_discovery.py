@@ -72,14 +72,10 @@ def names(found: _discovery.Discovery) -> list[tuple[str, str]]:
     return [(e.name, e.dist_name) for e in found.entries]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Every test gets its own cache directory and no control variables."""
-    for var in ("TOOLPACKS_NO_CACHE", "TOOLPACKS_DISABLE", "TOOLPACKS_PACKS"):
-        monkeypatch.delenv(var, raising=False)
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("TOOLPACKS_CACHE_DIR", str(cache))
-    return cache
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    """The discovery cache directory the packs conftest's isolation points at."""
+    return tmp_path / "cache"
 
 
 @pytest.fixture
@@ -298,14 +294,14 @@ def test_parse_entry_points_reads_one_section() -> None:
 
 
 def test_second_listing_comes_from_the_cache_without_reading_entry_points(
-    site: Path, clean_env: Path, monkeypatch: pytest.MonkeyPatch
+    site: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A repeated listing is served by the cache: no entry_points.txt or METADATA is opened."""
     install(site, "tp-one", packs={"one": "tp_one"})
     age(site)
     first = discover([str(site)])
     assert not first.from_cache
-    assert len(list(clean_env.glob("discovery-*.json"))) == 1
+    assert len(list(cache_dir.glob("discovery-*.json"))) == 1
 
     reads: list[str] = []
     real_read = _discovery._read
@@ -427,10 +423,10 @@ def test_cache_file_altered_behind_its_checksum_is_not_trusted(site: Path) -> No
     assert names(found) == [("one", "tp-one")]
 
 
-def test_cache_files_unwritten_for_30_days_are_pruned(site: Path, clean_env: Path) -> None:
+def test_cache_files_unwritten_for_30_days_are_pruned(site: Path, cache_dir: Path) -> None:
     """Writing the cache removes other cache files older than 30 days, and nothing else."""
-    clean_env.mkdir()
-    old, recent, other = (clean_env / n for n in ("discovery-0ld.json", "discovery-new.json", "x"))
+    cache_dir.mkdir()
+    old, recent, other = (cache_dir / n for n in ("discovery-0ld.json", "discovery-new.json", "x"))
     for path in (old, recent, other):
         path.write_text("{}", encoding="utf-8")
     past = time.time() - 31 * 86400
@@ -439,7 +435,7 @@ def test_cache_files_unwritten_for_30_days_are_pruned(site: Path, clean_env: Pat
     install(site, "tp-one", packs={"one": "tp_one"})
     age(site)
     discover([str(site)])
-    assert sorted(p.name for p in clean_env.iterdir()) == sorted(
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted(
         [Path(cache_file([str(site)])).name, "discovery-new.json", "x"]
     )
 
@@ -458,7 +454,7 @@ def test_unwritable_cache_directory_is_not_fatal(
 
 
 def test_no_cache_env_and_argument_disable_the_cache(
-    site: Path, clean_env: Path, monkeypatch: pytest.MonkeyPatch
+    site: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """TOOLPACKS_NO_CACHE=1 and use_cache=False neither read nor write the cache file."""
     install(site, "tp-one", packs={"one": "tp_one"})
@@ -468,7 +464,7 @@ def test_no_cache_env_and_argument_disable_the_cache(
     assert not discover([str(site)]).from_cache
     monkeypatch.delenv("TOOLPACKS_NO_CACHE")
     discover([str(site)], use_cache=False)
-    assert not clean_env.exists()
+    assert not cache_dir.exists()
     discover([str(site)])
     assert not discover([str(site)], use_cache=False).from_cache
 
