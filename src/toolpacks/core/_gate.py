@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from toolpacks.core._context import ToolContext
-from toolpacks.core._jsonargs import ArgumentsParseError, parse_arguments
+from toolpacks.core._jsonargs import ArgumentsParseError, check_arguments, parse_arguments
+from toolpacks.core._kinds import KindError
 from toolpacks.core._options import CallOptions
 from toolpacks.core._plan import CallPlan, plan_of
 from toolpacks.core._result import ArgumentError, ToolResult, error_result
@@ -24,7 +25,7 @@ from toolpacks.core._result import ArgumentError, ToolResult, error_result
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
 
-__all__ = ["invalid_arguments", "prepare"]
+__all__ = ["invalid_arguments", "prepare", "public_arguments"]
 
 logger = logging.getLogger("toolpacks")
 _EMPTY: dict[str, Any] = {}
@@ -80,13 +81,17 @@ def prepare(
 ) -> tuple[dict[str, Any], ToolContext | None] | ToolResult:
     """Parse and validate; return the keyword arguments and context, or an error result."""
     plan = plan_of(tool)
+    checked = False
     if arguments is None:
         arguments = _EMPTY
     elif isinstance(arguments, str | bytes | bytearray):
         try:
             arguments = parse_arguments(arguments, options.limits)
         except ArgumentsParseError as exc:
-            return invalid_arguments(tool, [ArgumentError("", str(exc))], call_id, started)
+            return invalid_arguments(
+                tool, [ArgumentError(exc.argument, str(exc))], call_id, started
+            )
+        checked = True
     if type(arguments) is not dict:
         if not isinstance(arguments, Mapping):
             return invalid_arguments(
@@ -100,6 +105,13 @@ def prepare(
                 started,
             )
         arguments = dict(arguments)
+    if not checked:
+        try:
+            check_arguments(arguments, options.limits)
+        except ArgumentsParseError as exc:
+            return invalid_arguments(
+                tool, [ArgumentError(exc.argument, str(exc))], call_id, started
+            )
     overrides: dict[str, Any] | None = None
     if plan.fixed and not plan.fixed.keys().isdisjoint(arguments):
         overrides = {k: arguments[k] for k in plan.fixed if k in arguments}
@@ -112,21 +124,12 @@ def prepare(
     extra = options.extra_args or tool.extra_args
     if extra == "ignore" and tool.extra_args == "reject" and plan.closed:
         arguments = {k: v for k, v in arguments.items() if k in plan.params}
-    for name, kind in plan.bool_sensitive:
-        value = arguments.get(name)
-        if kind == "number" and (value is True or value is False):
+    if plan.kinds is not None:
+        try:
+            plan.kinds(arguments)
+        except KindError as exc:
             return invalid_arguments(
-                tool,
-                [ArgumentError(name, f"expected a number, got boolean {value!r}")],
-                call_id,
-                started,
-            )
-        if kind == "boolean" and type(value) is int:
-            return invalid_arguments(
-                tool,
-                [ArgumentError(name, f"expected true or false, got number {value!r}")],
-                call_id,
-                started,
+                tool, [ArgumentError(exc.where, exc.message)], call_id, started
             )
     try:
         kwargs = plan.validate(arguments)
@@ -161,6 +164,19 @@ def prepare(
         if plan.context_param is not None:
             kwargs[plan.context_param] = ctx
     return kwargs, ctx
+
+
+def public_arguments(plan: CallPlan, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The validated arguments as hooks see them: secret values masked, no context."""
+    if plan.context_param is None and not plan.secret_params:
+        return kwargs
+    from toolpacks.core._secrets import MASK
+
+    return {
+        k: (MASK if k in plan.secret_params else v)
+        for k, v in kwargs.items()
+        if k != plan.context_param
+    }
 
 
 def _without_strict_nulls(

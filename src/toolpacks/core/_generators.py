@@ -188,6 +188,11 @@ async def stream(
         if not (hook_errors and exc is hook_errors[0]):
             await error_hooks(tool, exc, ctx, options)
         raise
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt... must not end the consumer
+        await error_hooks(tool, exc, ctx, options)
+        raise RuntimeError(
+            f"Tool '{tool.name}' raised {type(exc).__qualname__} while streaming."
+        ) from exc
     await _after_stream(tool, items, call_id, ctx, options, started, t0)
 
 

@@ -10,20 +10,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._context import ToolContext
-from toolpacks.core._gate import prepare
+from toolpacks.core._gate import prepare, public_arguments
 from toolpacks.core._generators import iterate
 from toolpacks.core._hooks import EMPTY_HOOKS, call_hook
+from toolpacks.core._jsonargs import ArgumentsParseError, check_arguments, quick_parse
+from toolpacks.core._kinds import KindError
 from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.core._outcome import (
+    SIMPLE_VALUES,
     failure_result,
     invalid_output,
     secret_arguments,
     timeout_result,
     unbound_result,
+    unsendable_result,
 )
 from toolpacks.core._plan import CallPlan, plan_of
 from toolpacks.core._result import ToolResult, error_result
@@ -41,7 +45,10 @@ from toolpacks.core._run import (
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
 
-__all__ = ["invoke", "start"]
+__all__ = ["Gatekeeper", "invoke", "start"]
+
+Gatekeeper = Callable[[dict[str, Any], "ToolContext | None"], Awaitable["ToolResult | None"]]
+"""Asked with the validated arguments (secrets masked) before the tool runs; a result refuses."""
 
 
 async def invoke(
@@ -49,8 +56,13 @@ async def invoke(
     arguments: Mapping[str, Any] | str | bytes | None,
     context: ToolContext | None,
     options: CallOptions | None,
+    gatekeeper: Gatekeeper | None = None,
 ) -> ToolResult:
-    """Run ``tool`` with model-supplied ``arguments``; see ``Tool.invoke``."""
+    """Run ``tool`` with model-supplied ``arguments``; see ``Tool.invoke``.
+
+    ``gatekeeper`` (a toolset's permissions and approval) is asked once the arguments have
+    passed the gate, so a policy or a person never decides on arguments that are invalid.
+    """
     options = options or DEFAULT_OPTIONS
     started = time.time()
     t0 = time.perf_counter()
@@ -61,6 +73,10 @@ async def invoke(
     kwargs, ctx = prepared  # type: ignore[misc]
     if tool._plan.unbound:
         return unbound_result(tool, call_id, started)
+    if gatekeeper is not None:
+        refusal = await gatekeeper(public_arguments(tool._plan, kwargs), ctx)
+        if refusal is not None:
+            return refusal
     hooked = bool(tool.hooks) or bool(options.hooks)
     if hooked:
         await before_hooks(tool, kwargs, ctx, options)
@@ -109,7 +125,7 @@ async def invoke(
         if ctx is not None:
             ctx.cancel()
         raise
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a tool: a result
         if hook_errors and exc is hook_errors[0]:
             raise  # an on_yield hook failed: hook exceptions are not swallowed
         if hooked:
@@ -128,6 +144,10 @@ async def invoke(
         duration=time.perf_counter() - t0,
         max_chars=options.max_content_chars,
     )
+    if type(value) not in SIMPLE_VALUES:
+        unsendable = unsendable_result(tool, result)
+        if unsendable is not None:
+            return unsendable
     if hooked:
         for hook in tool.hooks.after:
             await call_hook(hook, after_payload)
@@ -151,7 +171,7 @@ def start(
     hooks = tool.hooks
     if (
         plan.fast
-        and type(arguments) is dict
+        and (type(arguments) is dict or type(arguments) is str)
         and (options is None or (options.hooks is EMPTY_HOOKS and options.extra_args is None))
         and not (hooks.before or hooks.after or hooks.error or hooks.on_yield)
     ):
@@ -162,21 +182,29 @@ def start(
 async def _fast_invoke(
     tool: ToolDefinition,
     plan: CallPlan,
-    arguments: dict[str, Any],
+    arguments: dict[str, Any] | str,
     context: ToolContext | None,
     options: CallOptions,
 ) -> ToolResult:
-    """The short path: validate, call, wrap.
+    """The short path: check, validate, call, wrap.
 
     Arguments that need a message go to the general path, which produces the error result
     (bad arguments never reach the tool here).
     """
-    for name, kind in plan.bool_sensitive:
-        value = arguments.get(name)
-        if value is True or value is False:
-            if kind == "number":
-                return await invoke(tool, arguments, context, options)
-        elif kind == "boolean" and type(value) is int:
+    if type(arguments) is str:
+        parsed = quick_parse(arguments, options.limits)
+        if parsed is None:
+            return await invoke(tool, arguments, context, options)
+        arguments = parsed
+    else:
+        try:
+            check_arguments(arguments, options.limits)
+        except ArgumentsParseError:
+            return await invoke(tool, arguments, context, options)
+    if plan.kinds is not None:
+        try:
+            plan.kinds(arguments)
+        except KindError:
             return await invoke(tool, arguments, context, options)
     try:
         kwargs = plan.validate(arguments)
@@ -194,7 +222,9 @@ async def _fast_invoke(
             value = await tool.fn(**kwargs)
         else:
             value = await call_fn(tool, kwargs, None)
-    except Exception as exc:
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a tool: a result
         return failure_result(tool, exc, options, call_id, started, t0)
     finally:
         duration = time.perf_counter() - t0
@@ -217,6 +247,8 @@ async def _fast_invoke(
     result.duration = duration
     result._content = None
     result._max_chars = options.max_content_chars
+    if type(value) not in SIMPLE_VALUES:
+        return unsendable_result(tool, result) or result
     return result
 
 

@@ -1,9 +1,11 @@
-"""Parsing the arguments a model sends as JSON text, defensively.
+"""Checking the arguments a model sends, whether they arrive as JSON text or as parsed values.
 
-Models send arguments as JSON strings. Before anything else sees them they are capped in size
-and nesting depth, and the parser refuses what JSON allows but no tool expects: duplicate
-keys (which would otherwise be resolved last-wins), ``NaN``/``Infinity``, floats that overflow
-to infinity, and absurdly long integers.
+Every call's arguments pass the same caps before anything else sees them: size, nesting depth
+and integer length, no non-finite numbers and no text that is not valid Unicode. JSON text is
+also refused when it holds what JSON allows but no tool expects: duplicate keys (which would
+otherwise be resolved last-wins) and ``NaN``/``Infinity`` literals. Parsed values (a dict from
+Python code, from an MCP server or a framework adapter) get the same checks by a walk over the
+value; duplicate keys can only be seen in text, so a road that receives text checks it there.
 """
 
 from __future__ import annotations
@@ -11,35 +13,55 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_core import from_json
 
-__all__ = ["ArgumentLimits", "ArgumentsParseError", "parse_arguments"]
+__all__ = [
+    "ArgumentLimits",
+    "ArgumentsParseError",
+    "check_arguments",
+    "count_keys_in_text",
+    "parse_arguments",
+    "quick_parse",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class ArgumentLimits:
-    """Caps applied to JSON arguments before they are parsed."""
+    """Caps applied to every call's arguments, as text or as parsed values."""
 
     max_bytes: int = 1024 * 1024
-    """The largest JSON text accepted, in UTF-8 bytes (default 1 MiB)."""
+    """The largest arguments accepted, in UTF-8 bytes of their JSON text (default 1 MiB).
+
+    For parsed values the size is estimated from their strings and the number of items."""
     max_depth: int = 64
     """The deepest nesting of arrays and objects accepted (default 64)."""
     max_int_digits: int = 100
-    """The most digits an integer literal may have (default 100)."""
+    """The most digits an integer may have (default 100)."""
+    _bound: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_bound", 10**self.max_int_digits)
 
 
 DEFAULT_LIMITS = ArgumentLimits()
 
 
 class ArgumentsParseError(ValueError):
-    """The arguments text is not acceptable JSON; the message says why, for the model."""
+    """The arguments are not acceptable; the message says why, in words for the model."""
+
+    def __init__(self, message: str, argument: str = "") -> None:
+        super().__init__(message)
+        self.argument = argument
+        """The path of the offending value (``"items.3"``), or empty for the whole."""
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_KEY_END = re.compile(r'"\s*:')
 
 
 def _check_depth(text: str, max_depth: int) -> None:
@@ -53,6 +75,137 @@ def _check_depth(text: str, max_depth: int) -> None:
                 raise ArgumentsParseError(f"arguments are nested more than {max_depth} levels deep")
         else:
             depth -= 1
+
+
+def _path(parts: tuple[Any, ...]) -> str:
+    text = ".".join(str(p) for p in parts)
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
+
+
+def _too_big(limits: ArgumentLimits) -> ArgumentsParseError:
+    return ArgumentsParseError(f"arguments are larger than the limit of {limits.max_bytes} bytes")
+
+
+def _bad_string(value: str, where: tuple[Any, ...], what: str = "text") -> ArgumentsParseError:
+    return ArgumentsParseError(
+        f"{what} is not valid Unicode (it holds a lone surrogate); send valid UTF-8 text",
+        _path(where),
+    )
+
+
+def _bad_number(value: Any, where: tuple[Any, ...], limits: ArgumentLimits) -> ArgumentsParseError:
+    if type(value) is float:
+        return ArgumentsParseError(
+            f"{value} is not a finite number; send a finite number", _path(where)
+        )
+    digits = int(abs(value).bit_length() * 0.30103) + 1  # log10(2): no str() of a huge int
+    return ArgumentsParseError(
+        f"integer with about {digits} digits is too long (limit {limits.max_int_digits})",
+        _path(where),
+    )
+
+
+def check_arguments(value: Any, limits: ArgumentLimits = DEFAULT_LIMITS) -> int:
+    """Check a parsed arguments value against ``limits``; return how many object keys it holds.
+
+    Walks the whole value: strings (keys included) must be valid Unicode, integers within
+    ``max_int_digits``, floats finite, nesting within ``max_depth``, and the estimated JSON
+    size within ``max_bytes``. Values of other Python types (a model instance passed by
+    Python code) count as one item and are left to validation.
+
+    Raises:
+        ArgumentsParseError: The first problem found, with the path to it.
+    """
+    if type(value) is not dict:
+        return _walk([(value, ())], limits, 0) if type(value) in (list, tuple) else 0
+    bound = limits._bound
+    budget = limits.max_bytes
+    size = 2
+    nested: list[tuple[Any, tuple[Any, ...]]] | None = None
+    try:
+        for key, item in value.items():
+            size += len(key) + 4
+            if not key.isascii() and _SURROGATE.search(key):
+                raise _bad_string(key, (), "a key")
+            kind = type(item)
+            if kind is int:
+                if -bound < item < bound:
+                    continue
+                raise _bad_number(item, (key,), limits)
+            if kind is str:
+                size += len(item)
+                if size > budget:
+                    raise _too_big(limits)
+                if not item.isascii() and _SURROGATE.search(item):
+                    raise _bad_string(item, (key,))
+            elif kind is float:
+                if item - item != 0.0:  # inf - inf and nan - nan are nan
+                    raise _bad_number(item, (key,), limits)
+            elif kind is dict or kind is list or kind is tuple:
+                if nested is None:
+                    nested = []
+                nested.append((item, (key,)))
+    except (AttributeError, TypeError):  # a key that is not a string: from Python code
+        return _walk([(value, ())], limits, 0)
+    if size > budget:
+        raise _too_big(limits)
+    keys = len(value)
+    if nested is not None:
+        keys += _walk(nested, limits, size)
+    return keys
+
+
+def _walk(stack: list[tuple[Any, tuple[Any, ...]]], limits: ArgumentLimits, size: int) -> int:
+    """The nested part of ``check_arguments``: an explicit stack, so depth costs no recursion."""
+    bound = limits._bound
+    budget = limits.max_bytes
+    max_depth = limits.max_depth
+    keys = 0
+    while stack:
+        container, where = stack.pop()
+        if len(where) >= max_depth:
+            raise ArgumentsParseError(f"arguments are nested more than {max_depth} levels deep")
+        size += 1 + 2 * len(container)  # brackets, separators and the shortest values
+        if size > budget:
+            raise _too_big(limits)
+        if type(container) is dict:
+            keys += len(container)
+            pairs: Any = container.items()
+        else:
+            pairs = enumerate(container)
+        for key, item in pairs:
+            if type(key) is str:
+                size += len(key) + 3
+                if not key.isascii() and _SURROGATE.search(key):
+                    raise _bad_string(key, where, "a key")
+            kind = type(item)
+            if kind is str:
+                size += len(item) + 2
+                if size > budget:
+                    raise _too_big(limits)
+                if not item.isascii() and _SURROGATE.search(item):
+                    raise _bad_string(item, (*where, key))
+            elif kind is int:
+                if not -bound < item < bound:
+                    raise _bad_number(item, (*where, key), limits)
+            elif kind is float:
+                if item - item != 0.0:
+                    raise _bad_number(item, (*where, key), limits)
+            elif kind is dict or kind is list or kind is tuple:
+                stack.append((item, (*where, key)))
+        if size > budget:
+            raise _too_big(limits)
+    return keys
+
+
+def count_keys_in_text(text: str) -> int:
+    """An upper bound on the object keys in a JSON text: every key ends with ``"`` and ``:``.
+
+    Compared with the number of keys a parser kept, equality proves that the text held no
+    duplicate key (a string that happens to hold the pattern only adds to the bound).
+    """
+    colons = text.count(":")
+    return colons if colons == 0 else len(_KEY_END.findall(text))
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -71,47 +224,43 @@ def _constant(name: str) -> Any:
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ArgumentsParseError(f"number {text[:40]} is out of range")
+        raise ArgumentsParseError(f"number {text[:40]} is out of range; send a finite number")
     return value
 
 
 _MISS = object()
-_KEY_END = re.compile(r'"\s*:')
 
 
-def _parse_fast(text: str, max_digits: int) -> Any:
-    """Parse with pydantic-core's JSON parser when that is provably equivalent; else _MISS.
+def _parse_fast(text: str, limits: ArgumentLimits) -> Any:
+    """Parse with pydantic-core's JSON parser and check the value; ``_MISS`` when in doubt.
 
-    Every object key in the text ends with a quote, optional whitespace and a colon, so the
-    number of such matches is at least the number of key occurrences, which is at least the
-    number of distinct keys parsed; equality proves there was no duplicate key (a string
-    holding the pattern only adds matches). Values are then checked for non-finite floats
-    and over-long integers. Anything doubtful goes to the careful parser, which also words
-    the error message.
+    Anything doubtful (a parse error, a possible duplicate key, a value the checks refuse) goes
+    to the careful parser, which words the error message.
     """
     try:
         value = from_json(text, allow_inf_nan=False)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a str holding a lone surrogate
         return _MISS
-    bound = 10**max_digits
-    keys = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            keys += len(item)
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        elif kind is int:
-            if not -bound < item < bound:
-                return _MISS
-        elif kind is float and not math.isfinite(item):
-            return _MISS
-    if keys != len(_KEY_END.findall(text)):
+    try:
+        keys = check_arguments(value, limits)
+    except ArgumentsParseError:
+        return _MISS
+    if keys and keys != text.count(":") and keys != len(_KEY_END.findall(text)):
         return _MISS
     return value
+
+
+def quick_parse(text: str, limits: ArgumentLimits = DEFAULT_LIMITS) -> dict[str, Any] | None:
+    """The arguments object in ``text`` when it passes every check at once; else None.
+
+    The short path of a call: small, well-formed texts are parsed and checked in one go, and
+    anything else (large, deep, malformed, refused) returns None so that ``parse_arguments``
+    can word the error.
+    """
+    if len(text) > limits.max_bytes // 4 or text.count("[") + text.count("{") > limits.max_depth:
+        return None
+    value = _parse_fast(text, limits)
+    return value if type(value) is dict else None
 
 
 def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) -> Any:
@@ -125,8 +274,8 @@ def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) 
         The parsed value (a tool's arguments are expected to be an object; the caller checks).
 
     Raises:
-        ArgumentsParseError: The text is too large, too deep, malformed, or holds a duplicate
-            key, a non-finite number or an over-long integer.
+        ArgumentsParseError: The text is too large, too deep, malformed, not valid Unicode, or
+            holds a duplicate key, a non-finite number or an over-long integer.
     """
     if isinstance(text, bytes | bytearray):
         if len(text) > limits.max_bytes:
@@ -140,14 +289,12 @@ def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) 
     elif len(text) > limits.max_bytes // 4 and len(text.encode("utf-8", "surrogatepass")) > (
         limits.max_bytes
     ):
-        raise ArgumentsParseError(
-            f"arguments are larger than the limit of {limits.max_bytes} bytes"
-        )
+        raise _too_big(limits)
     _check_depth(text, limits.max_depth)
-    max_digits = limits.max_int_digits
-    fast = _parse_fast(text, max_digits)
+    fast = _parse_fast(text, limits)
     if fast is not _MISS:
         return fast
+    max_digits = limits.max_int_digits
 
     def _int(literal: str) -> int:
         digits = len(literal.lstrip("-"))
@@ -158,7 +305,7 @@ def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) 
         return int(literal)
 
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=_no_duplicates,
             parse_constant=_constant,
@@ -173,3 +320,5 @@ def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) 
         ) from None
     except (RecursionError, ValueError) as exc:
         raise ArgumentsParseError(f"arguments could not be parsed: {exc}") from None
+    check_arguments(value, limits)
+    return value

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from toolpacks.core._options import CallOptions
 from toolpacks.core._plan import CallPlan
-from toolpacks.core._result import ToolResult, error_result
+from toolpacks.core._result import ToolResult, Unsendable, error_result
 from toolpacks.core._secrets import scrub
 from toolpacks.exceptions import ToolError
 
@@ -23,12 +23,17 @@ if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
 
 __all__ = [
+    "SIMPLE_VALUES",
     "failure_result",
     "invalid_output",
     "secret_arguments",
     "timeout_result",
     "unbound_result",
+    "unsendable_result",
 ]
+
+SIMPLE_VALUES = frozenset({str, int, float, bool, type(None)})
+"""Return value types that can always be rendered (no check at call time)."""
 
 logger = logging.getLogger("toolpacks")
 
@@ -141,4 +146,21 @@ def _check_output(tool: ToolDefinition, value: Any) -> str | None:
         adapter.validate_python(value, strict=False)
     except ValidationError as exc:
         return "; ".join(e["msg"] for e in exc.errors(include_url=False))[:500]
+    return None
+
+
+def unsendable_result(tool: ToolDefinition, result: ToolResult) -> ToolResult | None:
+    """Render ``result`` now; the error result when its value cannot be sent as JSON."""
+    try:
+        result.render()
+    except Unsendable as exc:
+        return error_result(
+            "output_invalid",
+            f"Tool '{tool.name}' returned a value of type {exc}, which cannot be sent as "
+            "JSON. Return a str, a number, a dict, a list, a pydantic model or a dataclass.",
+            tool_name=tool.name,
+            call_id=result.call_id,
+            started_at=result.started_at,
+            duration=result.duration,
+        )
     return None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, TypeAdapter
 
+from toolpacks.core._kinds import compile_kind_checks
 from toolpacks.core._schema import _is_context
 
 if TYPE_CHECKING:
@@ -20,12 +21,12 @@ class CallPlan:
     """What a call of one tool needs, computed once, on its first call."""
 
     __slots__ = (
-        "bool_sensitive",
         "closed",
         "context_param",
         "fast",
         "fixed",
         "fixed_calls",
+        "kinds",
         "out_exact",
         "override_checks",
         "params",
@@ -38,7 +39,7 @@ class CallPlan:
         sig = tool.signature
         schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
-        self.bool_sensitive = sig.bool_sensitive if sig else _schema_bool_sensitive(schema)
+        self.kinds = compile_kind_checks(schema)
         self.params = frozenset(sig.params if sig else schema.get("properties") or ())
         # Whether undeclared arguments can be dropped when a host asks to ignore them: not for
         # ``**kwargs`` functions, nor for schemas that leave the object open.
@@ -85,27 +86,6 @@ class CallPlan:
             from toolpacks.core._schema_validator import schema_validator
 
             self.validate = schema_validator(schema, tool.extra_args, tool.strict)
-
-
-_KINDS = {"integer": "number", "number": "number", "boolean": "boolean"}
-
-
-def _schema_bool_sensitive(schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The bool/number confusion checks of a schema-only tool (file, MCP, hand-built).
-
-    Taken from its top-level property types, as a typed tool gets them from its annotations.
-    """
-    out: list[tuple[str, str]] = []
-    for name, prop in (schema.get("properties") or {}).items():
-        kind = prop.get("type") if isinstance(prop, Mapping) else None
-        if isinstance(kind, list):
-            kinds = {_KINDS.get(k) for k in kind if k != "null"}
-            kind_name = kinds.pop() if len(kinds) == 1 else None
-        else:
-            kind_name = _KINDS.get(kind) if isinstance(kind, str) else None
-        if kind_name is not None:
-            out.append((name, kind_name))
-    return tuple(out)
 
 
 def _override_checks(tool: ToolDefinition) -> dict[str, Callable[[Any], Any]]:

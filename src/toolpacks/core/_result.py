@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic_core import to_json, to_jsonable_python
 
-__all__ = ["ArgumentError", "ErrorKind", "ToolErrorInfo", "ToolResult", "render_value"]
+__all__ = [
+    "ArgumentError",
+    "ErrorKind",
+    "ToolErrorInfo",
+    "ToolResult",
+    "Unsendable",
+    "render_value",
+]
 
 ErrorKind = Literal[
     "invalid_arguments",
@@ -46,18 +54,43 @@ class ToolErrorInfo:
     """The qualified name of the exception the tool raised, if it raised one."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Unsendable(TypeError):
+    """A return value that cannot be rendered for a model (internal)."""
+
+
 def render_value(value: Any) -> str:
     """Render a tool's return value as text for a model.
 
-    Strings are returned as they are; anything else as compact JSON (pydantic models,
-    dataclasses, dates and sets included), falling back to ``str()``.
+    Strings are returned as they are (a lone surrogate, which no encoder accepts, becomes
+    U+FFFD); anything else as compact JSON (pydantic models, dataclasses, dates and sets
+    included; non-finite floats as ``null``). A value JSON cannot hold is rendered with
+    ``str()`` when its class defines ``__str__`` or ``__repr__``.
+
+    Raises:
+        Unsendable: The value is not JSON and its class has only ``object``'s ``repr``,
+            which would show a memory address and nothing a model can use.
     """
     if isinstance(value, str):
-        return value
+        if value.isascii() or not _SURROGATE.search(value):
+            return value
+        return _SURROGATE.sub("\ufffd", value)
     try:
-        return to_json(value, serialize_unknown=False).decode()
-    except Exception:
-        return str(value)
+        return to_json(value, serialize_unknown=False, inf_nan_mode="null").decode()
+    except Exception as exc:
+        kind: Any = type(value)
+        own_text = kind.__str__ is not object.__str__ or kind.__repr__ is not object.__repr__
+        if own_text and not isinstance(value, dict | list | tuple | set | frozenset):
+            return render_value(str(value))
+        raise Unsendable(_unknown_type(exc, kind)) from None
+
+
+def _unknown_type(exc: Exception, kind: type) -> str:
+    """The name of the type JSON could not hold: inside a container, the inner one."""
+    found = re.search(r"unknown type: <class '([^']+)'>", str(exc))
+    return found.group(1).rsplit(".", 1)[-1] if found else kind.__qualname__
 
 
 class ToolResult:
@@ -125,14 +158,25 @@ class ToolResult:
         truncated with a marker when longer than the call's ``max_content_chars``.
         """
         if self._content is None:
-            text = self.error.message if self.error is not None else render_value(self.value)
-            limit = self._max_chars
-            if limit and len(text) > limit:
-                omitted = len(text) - limit
-                marker = f"[... truncated: {omitted} of {len(text)} characters omitted]"
-                text = f"{text[:limit]}\n{marker}"
-            self._content = text
-        return self._content
+            try:
+                self.render()
+            except Unsendable as exc:
+                self._content = f"[a value of type {exc} that cannot be sent as JSON]"
+        return self._content  # type: ignore[return-value]
+
+    def render(self) -> None:
+        """Render ``content`` now (internal: the call path checks that the value can be sent).
+
+        Raises:
+            Unsendable: The value is neither JSON nor has a ``str()`` of its own.
+        """
+        text = self.error.message if self.error is not None else render_value(self.value)
+        limit = self._max_chars
+        if limit and len(text) > limit:
+            omitted = len(text) - limit
+            marker = f"[... truncated: {omitted} of {len(text)} characters omitted]"
+            text = f"{text[:limit]}\n{marker}"
+        self._content = text
 
     @property
     def structured(self) -> dict[str, Any] | None:

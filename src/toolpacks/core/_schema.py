@@ -60,8 +60,6 @@ class Signature:
     """The docstring without its parameter section."""
     skips_first: bool
     """Whether the first parameter is ``self``/``cls`` (a method defined in a class body)."""
-    bool_sensitive: tuple[tuple[str, str], ...]
-    """(parameter, "number" | "boolean") pairs checked for bool/int confusion before validation."""
 
 
 def _is_context(annotation: Any) -> bool:
@@ -80,18 +78,6 @@ def _split_annotated(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
         base, *meta = get_args(annotation)
         return base, tuple(meta)
     return annotation, ()
-
-
-def _bool_kind(annotation: Any) -> str | None:
-    base, _ = _split_annotated(annotation)
-    if get_origin(base) in (Union, types.UnionType):
-        kinds = {_bool_kind(a) for a in get_args(base) if a is not type(None)}
-        return kinds.pop() if len(kinds) == 1 else None
-    if base is bool:
-        return "boolean"
-    if base in (int, float):
-        return "number"
-    return None
 
 
 def unwrap_partial(fn: Any) -> Any:
@@ -213,7 +199,6 @@ def analyze(
     context_param: str | None = None
     var_keyword = False
     skips_first = False
-    bool_sensitive: list[tuple[str, str]] = []
     parameters = list(sig.parameters.values())
     if context is not None:
         if not context:
@@ -277,9 +262,6 @@ def analyze(
             if isinstance(item, str):
                 str_descriptions[name] = item
                 break
-        kind = _bool_kind(annotation)
-        if kind is not None:
-            bool_sensitive.append((name, kind))
         if param.default is inspect.Parameter.empty:
             fields[name] = Required[annotation]
         else:
@@ -333,7 +315,6 @@ def analyze(
         param_descriptions=descriptions,
         description=doc.description,
         skips_first=skips_first,
-        bool_sensitive=tuple(bool_sensitive),
     )
 
 

@@ -226,10 +226,16 @@ class Toolset:
                 call_id=ctx.call_id,
             )
         if entry.require_approval or self.authorizers:
-            refusal = await self._authorize(name, entry, arguments, ctx)
-            if refusal is not None:
-                return refusal
-        result = await tool.invoke(arguments, ctx, options=entry.options)
+            from toolpacks.core._invoke import invoke
+
+            async def gatekeeper(
+                checked: dict[str, Any], _: ToolContext | None
+            ) -> ToolResult | None:
+                return await self._authorize(name, entry, checked, ctx)
+
+            result = await invoke(tool, arguments, ctx, entry.options, gatekeeper)
+        else:
+            result = await tool.invoke(arguments, ctx, options=entry.options)
         if result.tool_name != name:
             result.tool_name = name
             if result.error is not None:
@@ -242,18 +248,17 @@ class Toolset:
         self,
         name: str,
         entry: ToolEntry,
-        arguments: Mapping[str, Any] | str | bytes | None,
+        arguments: dict[str, Any],
         ctx: ToolContext,
     ) -> ToolResult | None:
-        args_view: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
-        if isinstance(arguments, str | bytes):
-            from toolpacks.core._jsonargs import ArgumentsParseError, parse_arguments
+        """Ask the authorize hooks, then the approver; an error result refuses the call.
 
-            try:
-                parsed = parse_arguments(arguments, entry.options.limits)
-            except ArgumentsParseError:
-                parsed = {}
-            args_view = parsed if isinstance(parsed, dict) else {}
+        ``arguments`` have passed the gate and validation; secret values are masked. They
+        are given as JSON values (models and dates as the model would send them).
+        """
+        from pydantic_core import to_jsonable_python
+
+        args_view = to_jsonable_python(arguments, fallback=repr)
         decision: object = None
         for authorizer in self.authorizers:
             answer = authorizer(tool=entry.tool, arguments=dict(args_view), context=ctx)

@@ -1,0 +1,222 @@
+"""Booleans and numbers where a tool's schema expects them, at any depth.
+
+Pydantic's lax mode is what models need (``"3"`` for an integer, an ISO date as text), but it
+also takes ``true`` for ``1``, ``1`` and ``"true"`` for a boolean, and ``"nan"`` or ``"1e999"``
+for a float. Before validation, the arguments are checked against the tool's JSON Schema,
+compiled once per tool into a small tree of checks that visits only the places where the
+schema expects a number or a boolean (object properties, additional properties, array items
+and ``$ref``s, recursively). The same checks serve typed tools, file tools, remote MCP tools
+and hand-built schemas, whatever road the call came by.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["KindError", "compile_kind_checks"]
+
+Check = Callable[[Any], None]
+
+MAX_NUMERIC_TEXT = 100
+"""The longest text accepted where a number is expected."""
+
+
+class KindError(ValueError):
+    """A value of the wrong kind where a number or boolean is expected (internal)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[Any] = []
+        """The path to the value, innermost first (reversed by ``where``)."""
+
+    @property
+    def where(self) -> str:
+        """The path as a dotted string (``"items.3"``)."""
+        return ".".join(str(part) for part in reversed(self.path))
+
+
+def _number(value: Any) -> None:
+    if value is True or value is False:
+        raise KindError(f"expected a number, got boolean {value!r}")
+    if type(value) is str:
+        if len(value) > MAX_NUMERIC_TEXT:
+            raise KindError(
+                f"a number sent as text of {len(value)} characters is too long "
+                f"(limit {MAX_NUMERIC_TEXT})"
+            )
+        try:
+            parsed = float(value)
+        except ValueError:
+            return  # not a number at all: validation says so
+        if not math.isfinite(parsed):
+            raise KindError(f"{value!r} is not a finite number; send a finite number")
+
+
+def _boolean(value: Any) -> None:
+    if value is True or value is False or value is None:
+        return
+    kind = type(value)
+    if kind is int or kind is float:
+        raise KindError(f"expected true or false, got number {value!r}")
+    if kind is str:
+        raise KindError(f"expected true or false, got string {value[:40]!r}")
+
+
+_KINDS = {"integer": "number", "number": "number", "boolean": "boolean"}
+
+
+class _Compiler:
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        defs = root.get("$defs")
+        if not isinstance(defs, Mapping):
+            defs = root.get("definitions")
+        self.defs: Mapping[str, Any] = defs if isinstance(defs, Mapping) else {}
+        self.cells: dict[str, list[Check | None]] = {}
+
+    def kind(self, schema: Any, depth: int = 0) -> str | None:
+        """``"number"``/``"boolean"`` when every non-null form ``schema`` allows is one."""
+        if not isinstance(schema, Mapping) or depth > 8:
+            return None
+        if "$ref" in schema:
+            target = self.resolve(schema["$ref"])
+            return self.kind(target, depth + 1) if target is not None else None
+        declared = schema.get("type")
+        if isinstance(declared, str):
+            return _KINDS.get(declared)
+        if isinstance(declared, list):
+            kinds = {_KINDS.get(k) for k in declared if k != "null"}
+            return kinds.pop() if len(kinds) == 1 else None
+        options = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(options, list) and options:
+            kinds = {
+                self.kind(o, depth + 1)
+                for o in options
+                if not (isinstance(o, Mapping) and o.get("type") == "null")
+            }
+            return kinds.pop() if len(kinds) == 1 else None
+        return None
+
+    def resolve(self, ref: Any) -> Any:
+        if not isinstance(ref, str) or "/" not in ref:
+            return None
+        return self.defs.get(ref.rsplit("/", 1)[-1])
+
+    def node(self, schema: Any) -> Check | None:
+        if not isinstance(schema, Mapping):
+            return None
+        kind = self.kind(schema)
+        if kind == "number":
+            return _number
+        if kind == "boolean":
+            return _boolean
+        if "$ref" in schema:
+            return self.ref(schema["$ref"])
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1:
+            return self.node(all_of[0])
+        checks = [c for c in (self.object(schema), self.array(schema)) if c is not None]
+        if len(checks) == 2:
+            first, second = checks
+
+            def both(value: Any) -> None:
+                first(value)
+                second(value)
+
+            return both
+        return checks[0] if checks else None
+
+    def ref(self, ref: Any) -> Check | None:
+        if not isinstance(ref, str):
+            return None
+        cell = self.cells.get(ref)
+        if cell is None:
+            target = self.resolve(ref)
+            if target is None:
+                return None
+            cell = self.cells[ref] = [None]
+            cell[0] = self.node(target)
+            if cell[0] is None:
+                return None
+        elif cell[0] is not None:
+            return cell[0]
+
+        def follow(value: Any) -> None:  # a recursive model: resolved once compiled
+            check = cell[0]
+            if check is not None:
+                check(value)
+
+        return follow
+
+    def object(self, schema: Mapping[str, Any]) -> Check | None:
+        properties = schema.get("properties")
+        props: tuple[tuple[str, Check], ...] = ()
+        if isinstance(properties, Mapping):
+            props = tuple(
+                (name, check)
+                for name, sub in properties.items()
+                if (check := self.node(sub)) is not None
+            )
+        extra = schema.get("additionalProperties")
+        rest = self.node(extra) if isinstance(extra, Mapping) else None
+        if not props and rest is None:
+            return None
+        named = frozenset(name for name, _ in props)
+
+        def check_object(value: Any) -> None:
+            if type(value) is not dict:
+                return
+            for name, check in props:
+                if name in value:
+                    try:
+                        check(value[name])
+                    except KindError as exc:
+                        exc.path.append(name)
+                        raise
+            if rest is not None:
+                for name, item in value.items():
+                    if name not in named:
+                        try:
+                            rest(item)
+                        except KindError as exc:
+                            exc.path.append(name)
+                            raise
+
+        return check_object
+
+    def array(self, schema: Mapping[str, Any]) -> Check | None:
+        items = schema.get("items")
+        each = self.node(items) if isinstance(items, Mapping) else None
+        prefix = schema.get("prefixItems")
+        firsts: tuple[Check | None, ...] = ()
+        if isinstance(prefix, list):
+            firsts = tuple(self.node(p) for p in prefix)
+        if each is None and not any(firsts):
+            return None
+
+        def check_array(value: Any) -> None:
+            if type(value) is not list and type(value) is not tuple:
+                return
+            for index, item in enumerate(value):
+                check = firsts[index] if index < len(firsts) else each
+                if check is not None:
+                    try:
+                        check(item)
+                    except KindError as exc:
+                        exc.path.append(index)
+                        raise
+
+        return check_array
+
+
+def compile_kind_checks(schema: Mapping[str, Any]) -> Check | None:
+    """The check of a tool's arguments against its input ``schema``; None if none is needed.
+
+    The check raises ``KindError`` (with the path) for a boolean where a number is expected,
+    a number or text where a boolean is expected, and text that would become a non-finite
+    or absurdly long number.
+    """
+    compiler = _Compiler(schema)
+    return compiler.object(schema)
