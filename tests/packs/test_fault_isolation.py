@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -85,12 +88,36 @@ def test_system_exit_in_register_tools_is_contained(pack_of: Callable[..., Any])
     assert host.pack("quitter").error == "SystemExit: 3"
 
 
-def test_keyboard_interrupt_propagates() -> None:
-    """KeyboardInterrupt is never swallowed."""
+def test_keyboard_interrupt_raised_by_a_pack_fails_only_that_pack() -> None:
+    """A ``KeyboardInterrupt`` the pack's own code raises is a failure like any other."""
     host = Host({}, discover=False)
-    host.add_pack(_raising_pack(KeyboardInterrupt()), "ctrl_c")
+    host.add_pack(_raising_pack(KeyboardInterrupt("no signal")), "ctrl_c")
+    host.add_pack(_raising_pack(_Custom("custom")), "custom")
+    ts = host.toolset()
+    assert len(ts) == 0
+    assert host.pack("ctrl_c").status == "failed"
+    assert "KeyboardInterrupt" in (host.pack("ctrl_c").error or "")
+    assert host.pack("custom").error == "_Custom: custom"
+
+
+class _Custom(BaseException):
+    """A BaseException subclass that is neither Exception nor a signal."""
+
+
+def test_a_real_ctrl_c_while_loading_still_stops() -> None:
+    """A SIGINT that arrives while a pack loads propagates as ``KeyboardInterrupt``."""
+    module = types.ModuleType("interrupted_pack")
+
+    def register_tools(register: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler raises here, in the main thread
+
+    module.register_tools = hookimpl(register_tools)  # type: ignore[attr-defined]
+    host = Host({}, discover=False)
+    host.add_pack(module, "interrupted")
     with pytest.raises(KeyboardInterrupt):
         host.toolset()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 @tool

@@ -48,8 +48,8 @@ def test_read_file_refuses_symlink_leading_out(tools: dict[str, Tool], secret: s
     assert result.is_error
     assert result.error is not None
     assert result.error.kind == "tool_error"
-    assert "symbolic link" in result.content
-    assert "outside the root" in result.content
+    assert "'escape.txt' is a symbolic link" in result.content
+    assert "never followed" in result.content
     assert secret not in result.content
 
 
@@ -61,15 +61,17 @@ def test_read_file_refuses_path_through_linked_directory(
     assert result.is_error
     assert result.error is not None
     assert result.error.kind == "tool_error"
-    assert "outside the root" in result.content
+    assert "passes through 'escape_dir', which is a symbolic link" in result.content
     assert secret not in result.content
 
 
-def test_read_file_follows_symlink_inside_root(tools: dict[str, Tool]) -> None:
-    """A symbolic link whose target stays inside the root reads normally."""
+def test_read_file_refuses_symlink_inside_root_too(tools: dict[str, Tool]) -> None:
+    """Symbolic links are never followed, even one whose target stays inside the root."""
     result = run(tools["read_file"], {"path": "guide_link.md"})
-    assert not result.is_error
-    assert result.value.startswith("Guide")
+    assert result.is_error
+    assert "symbolic link" in result.content
+    assert "never followed" in result.content
+    assert "use the real path" in result.content
 
 
 def test_read_file_refuses_nul_character(tools: dict[str, Tool]) -> None:
@@ -91,22 +93,28 @@ def test_list_dir_refuses_escapes(tools: dict[str, Tool], outside: Path) -> None
         assert "secret.txt" not in result.content
 
 
-def test_list_dir_marks_links_leading_out(tools: dict[str, Tool]) -> None:
-    """Links leading out appear as link_outside_root, without size or target."""
+def test_list_dir_marks_symlinks(tools: dict[str, Tool]) -> None:
+    """Every link appears as type symlink, without size or target, and a note says why."""
     listing = run(tools["list_dir"], {}).value
     types = {entry.name: entry for entry in listing.entries}
-    assert types["escape.txt"].type == "link_outside_root"
-    assert types["escape_dir"].type == "link_outside_root"
+    assert types["escape.txt"].type == "symlink"
+    assert types["escape_dir"].type == "symlink"
+    assert types["guide_link.md"].type == "symlink"
     assert types["escape.txt"].size is None
-    assert types["guide_link.md"].type == "file"
+    assert listing.note.startswith("3 symbolic links (type 'symlink') not followed")
+    assert run(tools["list_dir"], {"path": "docs"}).value.note == ""
 
 
-def test_find_files_skips_links_leading_out(tools: dict[str, Tool]) -> None:
-    """find_files lists neither a file link leading out nor files behind a directory link."""
-    paths = run(tools["find_files"], {"pattern": "**/*"}).value.paths
-    assert "escape.txt" not in paths
-    assert not any(p.startswith("escape_dir") for p in paths)
-    assert "guide_link.md" in paths
+def test_find_files_skips_links(tools: dict[str, Tool]) -> None:
+    """find_files lists no link and no file behind a directory link, and notes the skips."""
+    found = run(tools["find_files"], {"pattern": "**/*"}).value
+    assert "escape.txt" not in found.paths
+    assert "guide_link.md" not in found.paths
+    assert not any(p.startswith("escape_dir") for p in found.paths)
+    assert found.note == (
+        "skipped 3 entries: escape.txt (symbolic link, not followed), "
+        "escape_dir (symbolic link, not followed), guide_link.md (symbolic link, not followed)"
+    )
 
 
 @pytest.mark.parametrize("pattern", ["../outside/*", "/etc/*", "docs/../../*"])

@@ -175,7 +175,7 @@ def test_read_file_errors_name_the_fix(tools: dict[str, Tool]) -> None:
 def test_find_files_recursive_glob(tools: dict[str, Tool]) -> None:
     """'**/*.md' finds Markdown files at every depth, sorted, skipping .git."""
     found = run(tools["find_files"], {"pattern": "**/*.md"}).value
-    assert found.paths == ["README.md", "guide_link.md", "docs/api.md", "docs/guide.md"]
+    assert found.paths == ["README.md", "docs/api.md", "docs/guide.md"]
     assert not found.truncated
 
 
@@ -236,7 +236,6 @@ def test_search_text_finds_lines_ignoring_case(tools: dict[str, Tool]) -> None:
     found = [(m.path, m.line, m.text) for m in search.matches]
     assert found == [
         ("README.md", 3, "A Needle in the README"),
-        ("guide_link.md", 2, "find the needle here"),
         ("docs/guide.md", 2, "find the needle here"),
         ("src/app.py", 2, "return 'needle'"),
     ]

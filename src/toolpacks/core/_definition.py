@@ -107,6 +107,9 @@ class ToolDefinition:
     without importing the class that calls it.
     """
 
+    _loop_blocks: int = 0
+    """Times this (async) tool was caught blocking the event loop (see ``_watchdog``)."""
+
     name: str
     """The tool's short name (a subtool's too; see ``scoped_name``)."""
     description: str
@@ -437,5 +440,3 @@ class ToolDefinition:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.scoped_name!r}>"
-
-

@@ -41,6 +41,7 @@ from toolpacks.core._run import (
     guarded,
     next_call_id,
 )
+from toolpacks.core._watchdog import register_call_code, watch
 
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
@@ -77,6 +78,17 @@ async def invoke(
         refusal = await gatekeeper(public_arguments(tool._plan, kwargs), ctx)
         if refusal is not None:
             return refusal
+    if tool.kind == "coroutine" or tool.kind == "async_generator":
+        if tool._loop_blocks >= tool.max_abandoned_threads:
+            return error_result(
+                "tool_error",
+                f"Tool '{tool.name}' is unavailable: it blocked the event loop "
+                f"{tool._loop_blocks} times. Do not retry it.",
+                tool_name=tool.name,
+                call_id=call_id,
+                started_at=started,
+            )
+        watch(asyncio.get_running_loop())
     hooked = bool(tool.hooks) or bool(options.hooks)
     if hooked:
         await before_hooks(tool, kwargs, ctx, options)
@@ -132,6 +144,9 @@ async def invoke(
             await error_hooks(tool, exc, ctx, options)
         secrets = secret_arguments(tool._plan, kwargs) if tool._plan.secret_params else ()
         return failure_result(tool, exc, options, call_id, started, t0, secrets)
+    if tool.timeout is not None and time.perf_counter() - t0 > tool.timeout:
+        # An async tool that blocked the loop past its timeout could not be interrupted.
+        return timeout_result(tool, call_id, started, t0)
     if tool.validate_output and tool._output_schema is not None and produced:
         invalid = invalid_output(tool, value, call_id, started, time.perf_counter() - t0)
         if invalid is not None:
@@ -219,6 +234,7 @@ async def _fast_invoke(
     meta.start = started
     try:
         if tool.kind == "coroutine":
+            watch(asyncio.get_running_loop())
             value = await tool.fn(**kwargs)
         else:
             value = await call_fn(tool, kwargs, None)
@@ -253,3 +269,5 @@ async def _fast_invoke(
 
 
 new_result = object.__new__
+register_call_code(invoke.__code__)
+register_call_code(_fast_invoke.__code__)

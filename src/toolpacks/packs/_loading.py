@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal
 
 import pluggy
@@ -305,33 +308,73 @@ def load_pack(
 ) -> LoadedPack:
     """Import and register one pack; a failure is returned as a ``failed`` pack, not raised.
 
-    Only ``KeyboardInterrupt`` propagates.
+    Any ``BaseException`` the pack's code raises marks it failed (``SystemExit`` and a
+    ``KeyboardInterrupt`` it raised itself included); only a real Ctrl-C (a SIGINT that
+    arrived while loading) propagates.
     """
     from dataclasses import replace
 
     info = source.info
     started = time.perf_counter()
     try:
-        plugin = _plugin_for(pm, source, registry)
-        _check_hooks(pm, plugin)
-        registrar = Registrar(info.name, settings)
-        for impl in _impls(pm, "register_tools", plugin):
-            _caller(impl)(register=registrar)
-        tools, problems = _collect(registrar, info.name)
-        hooks, authorizers = _pack_hooks(pm, plugin)
-    except KeyboardInterrupt:
-        raise
+        with _RealInterrupts() as interrupts:
+            plugin = _plugin_for(pm, source, registry)
+            _check_hooks(pm, plugin)
+            registrar = Registrar(info.name, settings)
+            for impl in _impls(pm, "register_tools", plugin):
+                _caller(impl)(register=registrar)
+            tools, problems = _collect(registrar, info.name)
+            hooks, authorizers = _pack_hooks(pm, plugin)
+    except KeyboardInterrupt as exc:
+        if interrupts.seen:
+            raise
+        return _failed(info, f"KeyboardInterrupt raised by the pack's code: {exc}", started)
     except BaseException as exc:
-        detail = f"{type(exc).__qualname__}: {exc}"
-        logger.warning("%s failed to load: %s", info.describe(), detail)
-        return LoadedPack(
-            replace(
-                info,
-                status="failed",
-                error=detail,
-                import_seconds=time.perf_counter() - started,
-            )
-        )
+        return _failed(info, f"{type(exc).__qualname__}: {exc}", started)
     elapsed = time.perf_counter() - started
     loaded_info = replace(info, status="loaded", tools=tuple(tools), import_seconds=elapsed)
     return LoadedPack(loaded_info, tools, hooks, authorizers, problems)
+
+
+def _failed(info: PackInfo, detail: str, started: float) -> LoadedPack:
+    from dataclasses import replace
+
+    logger.warning("%s failed to load: %s", info.describe(), detail)
+    return LoadedPack(
+        replace(info, status="failed", error=detail, import_seconds=time.perf_counter() - started)
+    )
+
+
+class _RealInterrupts:
+    """Tell a real Ctrl-C from a ``KeyboardInterrupt`` that pack code raised itself.
+
+    While loading, SIGINT (in the main thread) goes through a handler that notes it before
+    passing it on to the handler in place; in another thread no signal can raise there, so
+    any ``KeyboardInterrupt`` is the code's own.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _RealInterrupts:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):
+            return self  # ignored, or the default action (the process ends): nothing to tell
+
+        def noted(signum: int, frame: FrameType | None) -> Any:
+            self.seen = True
+            return previous(signum, frame)
+
+        try:
+            signal.signal(signal.SIGINT, noted)
+        except ValueError:  # not the main interpreter
+            return self
+        self._previous = previous
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)

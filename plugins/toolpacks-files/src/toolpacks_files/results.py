@@ -7,8 +7,8 @@ from typing import Literal
 
 __all__ = ["DirEntry", "DirListing", "EntryType", "FileMatches", "TextMatch", "TextSearch"]
 
-EntryType = Literal["file", "directory", "other", "link_outside_root"]
-"""What a directory entry is; ``link_outside_root`` is a symbolic link that cannot be read."""
+EntryType = Literal["file", "directory", "symlink", "other"]
+"""What a directory entry is; a ``symlink`` is shown but never followed (it cannot be read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,8 +18,9 @@ class DirEntry:
     name: str
     """The entry's name (not its path)."""
     type: EntryType
-    """``file``, ``directory``, ``other`` (a socket, a device), or ``link_outside_root`` for
-    a symbolic link whose target is outside the root (it cannot be read)."""
+    """``file``, ``directory``, ``symlink`` (a symbolic link: never followed, so it cannot be
+    read or listed, wherever it points), or ``other`` (a socket, a pipe, a device, or an
+    entry that could not be examined)."""
     size: int | None = None
     """The size in bytes, for files."""
 
@@ -34,6 +35,8 @@ class DirListing:
     """Its entries, sorted by name."""
     truncated: bool = False
     """Whether there were more than 1000 entries (only the first are listed)."""
+    note: str = ""
+    """Says that symbolic links are not followed, when the directory holds some."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,8 @@ class FileMatches:
     truncated: bool = False
     """Whether more files match than were returned."""
     note: str = ""
-    """A hint when nothing matched, or why the search stopped early."""
+    """A hint when nothing matched, why the search stopped early, and which entries were
+    skipped (symbolic links, special files, directories that cannot be opened)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,4 +79,4 @@ class TextSearch:
     truncated: bool = False
     """Whether the search stopped before looking everywhere (see ``note``)."""
     note: str = ""
-    """Why the search stopped early, or which files were skipped."""
+    """Why the search stopped early, and which files and entries were skipped."""

@@ -5,13 +5,15 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import stat
 import time
+from contextlib import closing
 from pathlib import Path, PurePath
 
 from toolpacks import Toolbox, ToolError, tool
 
-from toolpacks_files._paths import Root
-from toolpacks_files._walk import glob_regex, walk_files
+from toolpacks_files._paths import PathNotFound, Root, close_quietly, kind_of
+from toolpacks_files._walk import Skipped, WalkedFile, glob_regex, walk_files
 from toolpacks_files.results import DirEntry, DirListing, FileMatches, TextMatch, TextSearch
 
 __all__ = ["DEFAULT_MAX_BYTES", "FileTools"]
@@ -39,9 +41,11 @@ TAGS = frozenset({"files", "read"})
 class FileTools(Toolbox):
     """Read-only tools for the files under one root directory.
 
-    Nothing outside the root can be listed or read: absolute paths, ``..`` and symbolic
-    links leading out are refused with a ``ToolError`` the model can act on. Nothing is
-    ever written.
+    Nothing outside the root can be listed or read: absolute paths and ``..`` are refused
+    with a ``ToolError`` the model can act on, and every path is opened one component at a
+    time relative to the previous directory with ``O_NOFOLLOW``, so symbolic links are never
+    followed (not even ones pointing inside the root) and a link swapped in during a call
+    is refused by the kernel. Nothing is ever written.
 
     Args:
         root: The directory the tools may read (``~`` is expanded; resolved once, here).
@@ -78,30 +82,41 @@ class FileTools(Toolbox):
 
         Use it to explore what exists before reading; then call read_file on a file, or
         list_dir again on a subdirectory. Entries are sorted by name; files show their size
-        in bytes.
+        in bytes. Symbolic links are shown with type 'symlink' but never followed: they
+        cannot be read or listed.
 
         Args:
             path: The directory, relative to the root ('.' is the root itself), with '/'
                 separators. Absolute paths and '..' are refused.
         """
-        target = self._root.resolve(path)
-        if not target.exists():
-            raise ToolError(f"no directory {path!r} in the root; call list_dir with '.'")
-        if not target.is_dir():
-            raise ToolError(f"{path!r} is a file, not a directory; use read_file to read it")
-        entries: list[DirEntry] = []
-        truncated = False
         try:
-            with os.scandir(target) as scan:
+            fd = self._root.open(path)
+        except PathNotFound as exc:
+            raise ToolError(
+                f"no directory {path!r} in the root ({exc}); call list_dir with '.'"
+            ) from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISREG(mode):
+                raise ToolError(f"{path!r} is a file, not a directory; use read_file to read it")
+            if not stat.S_ISDIR(mode):
+                raise ToolError(f"{path!r} is {kind_of(mode)}, not a directory")
+            with os.scandir(fd) as scan:
                 found = sorted(scan, key=lambda entry: entry.name)
+            # The entries examine themselves relative to ``fd``: describe them before closing.
+            entries = [_entry(entry) for entry in found[:MAX_ENTRIES]]
         except OSError as exc:
             raise ToolError(f"cannot list {path!r}: {exc.strerror or exc}") from None
-        for entry in found:
-            if len(entries) == MAX_ENTRIES:
-                truncated = True
-                break
-            entries.append(self._entry(Path(entry.path)))
-        return DirListing(_shown(path), entries, truncated)
+        finally:
+            close_quietly(fd)
+        links = sum(entry.type == "symlink" for entry in entries)
+        note = (
+            f"{links} symbolic link{'s' if links > 1 else ''} (type 'symlink') "
+            "not followed: links cannot be read or listed, wherever they point"
+            if links
+            else ""
+        )
+        return DirListing(_shown(path), entries, len(found) > MAX_ENTRIES, note)
 
     @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
     def read_file(self, path: str, offset: int = 0, max_bytes: int | None = None) -> str:
@@ -110,8 +125,9 @@ class FileTools(Toolbox):
         Long files are returned in parts: when the file is longer than the limit, the text
         ends with a note in square brackets giving the offset to pass to read the next
         part. Binary files (images, archives, executables) are refused; text that is not
-        valid UTF-8 is shown with replacement characters. Find paths with list_dir or
-        find_files first.
+        valid UTF-8 is shown with replacement characters. Symbolic links are never
+        followed: a path that is or passes through one is refused. Find paths with list_dir
+        or find_files first.
 
         Args:
             path: The file, relative to the root, with '/' separators (for example
@@ -126,18 +142,31 @@ class FileTools(Toolbox):
             raise ToolError(f"max_bytes must be at least 1, got {max_bytes}")
         if offset < 0:
             raise ToolError(f"offset must be 0 or more, got {offset}")
-        target = self._root.resolve(path)
-        if target.is_dir():
-            raise ToolError(f"{path!r} is a directory; use list_dir to see what it contains")
-        if not target.exists():
-            raise ToolError(
-                f"no file {path!r} in the root; use find_files or list_dir to see what exists"
-            )
-        if not target.is_file():
-            raise ToolError(f"{path!r} is not a regular file (a device, socket or pipe)")
         try:
-            with target.open("rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
+            fd = self._root.open(path)
+        except PathNotFound as exc:
+            raise ToolError(
+                f"no file {path!r} in the root ({exc}); use find_files or list_dir to see "
+                "what exists"
+            ) from None
+        try:
+            status = os.fstat(fd)
+            if stat.S_ISDIR(status.st_mode):
+                raise ToolError(f"{path!r} is a directory; use list_dir to see what it contains")
+            if not stat.S_ISREG(status.st_mode):
+                raise ToolError(
+                    f"{path!r} is {kind_of(status.st_mode)}; only regular files can be read"
+                )
+            handle = os.fdopen(fd, "rb")
+        except OSError as exc:
+            close_quietly(fd)
+            raise ToolError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+        except BaseException:
+            close_quietly(fd)
+            raise
+        size = status.st_size
+        try:
+            with handle:
                 if offset > size:
                     raise ToolError(f"offset {offset} is past the end of {path!r} ({size} bytes)")
                 head = handle.read(SNIFF_BYTES) if offset else b""
@@ -173,7 +202,8 @@ class FileTools(Toolbox):
         relative to the root: '*.md' finds Markdown files at the top level only, while
         '**/*.md' finds them at every depth and 'docs/**' everything under docs. '*' and
         '?' do not cross '/'; '[abc]' matches one listed character. Version-control and
-        cache directories (.git, node_modules, .venv, __pycache__, ...) are not searched.
+        cache directories (.git, node_modules, .venv, __pycache__, ...) are not searched;
+        symbolic links are never followed (the note lists skipped entries).
 
         Args:
             pattern: The glob pattern, relative to the root, such as '**/*.py'.
@@ -184,19 +214,25 @@ class FileTools(Toolbox):
         matcher = _compile_glob(pattern)
         wanted = _check_max_results(max_results)
         paths: list[str] = []
-        truncated, note = False, ""
-        for scanned, (relative, _) in enumerate(walk_files(self._root), start=1):
-            if scanned > MAX_FILES_SCANNED:
-                truncated, note = True, f"stopped after looking at {MAX_FILES_SCANNED} files"
-                break
-            if matcher.fullmatch(relative):
-                if len(paths) == wanted:
+        truncated, stopped = False, ""
+        skipped = Skipped()
+        with closing(walk_files(self._root, skipped)) as walk:
+            for scanned, found in enumerate(walk, start=1):
+                if scanned > MAX_FILES_SCANNED:
                     truncated = True
+                    stopped = f"stopped after looking at {MAX_FILES_SCANNED} files"
                     break
-                paths.append(relative)
-        if not paths and "/" not in pattern:
-            note = f"nothing matches at the top level; use '**/{pattern}' to search every depth"
-        return FileMatches(pattern, paths, truncated, note)
+                if matcher.fullmatch(found.relative):
+                    if len(paths) == wanted:
+                        truncated = True
+                        break
+                    paths.append(found.relative)
+        notes = [stopped] if stopped else []
+        if not paths and "/" not in pattern and "**" not in pattern:
+            notes = [f"nothing matches at the top level; use '**/{pattern}' to search every depth"]
+        if skipped.count:
+            notes.append(skipped.note())
+        return FileMatches(pattern, paths, truncated, "; ".join(notes))
 
     @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
     def search_text(
@@ -210,7 +246,8 @@ class FileTools(Toolbox):
 
         Use it to find where something is mentioned or defined, then read_file around the
         reported line. The query is plain text, not a regular expression. Binary files and
-        files over 2 MiB are skipped, as are version-control and cache directories.
+        files over 2 MiB are skipped, as are version-control and cache directories and
+        symbolic links (never followed; the note lists skipped entries).
 
         Args:
             query: The text to look for, matched within single lines.
@@ -227,46 +264,51 @@ class FileTools(Toolbox):
         wanted = _check_max_results(max_results)
         needle = query if case_sensitive else query.casefold()
         matches: list[TextMatch] = []
-        searched = skipped = 0
+        searched = unread = 0
         deadline = time.monotonic() + SEARCH_SECONDS
         stopped = ""
-        for scanned, (relative, real) in enumerate(walk_files(self._root), start=1):
-            if scanned > MAX_FILES_SCANNED or time.monotonic() > deadline:
-                stopped = f"stopped early after looking at {scanned - 1} files"
-                break
-            if not matcher.fullmatch(relative):
-                continue
-            lines = _text_lines(real)
-            if lines is None:
-                skipped += 1
-                continue
-            searched += 1
-            for number, line in enumerate(lines, start=1):
-                if needle in (line if case_sensitive else line.casefold()):
-                    if len(matches) == wanted:
-                        stopped = f"more than {wanted} matching lines; narrow the query or glob"
-                        break
-                    matches.append(TextMatch(relative, number, line.strip()[:LINE_CHARS]))
-            if stopped:
-                break
+        skipped = Skipped()
+        with closing(walk_files(self._root, skipped)) as walk:
+            for scanned, found in enumerate(walk, start=1):
+                if scanned > MAX_FILES_SCANNED or time.monotonic() > deadline:
+                    stopped = f"stopped early after looking at {scanned - 1} files"
+                    break
+                if not matcher.fullmatch(found.relative):
+                    continue
+                lines = _text_lines(found)
+                if lines is None:
+                    unread += 1
+                    continue
+                searched += 1
+                for number, line in enumerate(lines, start=1):
+                    if needle in (line if case_sensitive else line.casefold()):
+                        if len(matches) == wanted:
+                            stopped = f"more than {wanted} matching lines; narrow the query or glob"
+                            break
+                        text = line.strip()[:LINE_CHARS]
+                        matches.append(TextMatch(found.relative, number, text))
+                if stopped:
+                    break
         notes = [stopped] if stopped else []
-        if skipped:
-            notes.append(f"skipped {skipped} binary, unreadable or over-2-MiB files")
+        if unread:
+            notes.append(f"skipped {unread} binary, unreadable or over-2-MiB files")
+        if skipped.count:
+            notes.append(skipped.note())
         return TextSearch(query, matches, searched, bool(stopped), "; ".join(notes))
 
-    # -- helpers ----------------------------------------------------------------------------
 
-    def _entry(self, path: Path) -> DirEntry:
-        try:
-            if path.is_symlink() and not self._root.contains(path.resolve()):
-                return DirEntry(path.name, "link_outside_root")
-            if path.is_dir():
-                return DirEntry(path.name, "directory")
-            if path.is_file():
-                return DirEntry(path.name, "file", path.stat().st_size)
-        except OSError:
-            pass
-        return DirEntry(path.name, "other")
+def _entry(entry: os.DirEntry[str]) -> DirEntry:
+    """Describe a directory entry from its own metadata, never following a link."""
+    try:
+        if entry.is_symlink():
+            return DirEntry(entry.name, "symlink")
+        if entry.is_dir(follow_symlinks=False):
+            return DirEntry(entry.name, "directory")
+        if entry.is_file(follow_symlinks=False):
+            return DirEntry(entry.name, "file", entry.stat(follow_symlinks=False).st_size)
+    except OSError:
+        pass
+    return DirEntry(entry.name, "other")
 
 
 def _shown(path: str) -> str:
@@ -315,14 +357,39 @@ def _decode(chunk: bytes, *, final: bool) -> tuple[str, int, bool]:
     return text, consumed, True
 
 
-def _text_lines(path: Path) -> list[str] | None:
-    """The lines of a text file, or None for a binary, unreadable or too large one."""
+def _text_lines(found: WalkedFile) -> list[str] | None:
+    """The lines of a text file, or None for a binary, unreadable or too large one.
+
+    The file is opened without following links and checked to be a regular file with
+    ``fstat``, since it may have been replaced after the walk saw it.
+    """
     try:
-        if path.stat().st_size > SEARCH_MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
+        fd = found.open()
     except OSError:
+        return None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > SEARCH_MAX_FILE_BYTES:
+            return None
+        data = _read_at_most(fd, SEARCH_MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        close_quietly(fd)
+    if len(data) > SEARCH_MAX_FILE_BYTES:
         return None
     if _is_binary(data[:SNIFF_BYTES]):
         return None
     return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _read_at_most(fd: int, size: int) -> bytes:
+    """Read up to ``size`` bytes from ``fd`` (less only at the end of the file)."""
+    parts: list[bytes] = []
+    while size > 0:
+        part = os.read(fd, size)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)

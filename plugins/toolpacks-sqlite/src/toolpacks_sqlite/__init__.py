@@ -6,6 +6,8 @@ The pack registers one ``SQLiteTools`` instance configured from its ``[packs.NAM
     database = "data/shop.db"     # required
     max_rows = 1000               # most rows one query returns
     timeout_seconds = 10          # how long one statement may run
+    max_value_bytes = 1000000     # largest string or BLOB a statement may build or read
+    max_result_bytes = 2000000    # most bytes of values one query returns
 
     [packs.warehouse]             # a second instance on another database
     pack = "sqlite"
@@ -20,11 +22,19 @@ from typing import Any
 from toolpacks import hookimpl
 from toolpacks.hookspecs import Register
 
-from toolpacks_sqlite.tools import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_SECONDS, SQLiteTools
+from toolpacks_sqlite.tools import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_MAX_VALUE_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    SQLiteTools,
+)
 
 __all__ = ["SETTINGS", "SQLiteTools", "register_tools", "tools_from_config"]
 
-SETTINGS = frozenset({"database", "max_rows", "timeout_seconds"})
+SETTINGS = frozenset(
+    {"database", "max_rows", "timeout_seconds", "max_value_bytes", "max_result_bytes"}
+)
 """The keys this pack reads from its ``[packs.NAME]`` table."""
 _HOST_KEYS = frozenset({"pack"})
 """Keys the host itself uses in a pack's table (``pack`` names the pack an alias copies)."""
@@ -35,7 +45,9 @@ def tools_from_config(config: Mapping[str, Any], pack: str = "sqlite") -> SQLite
 
     Args:
         config: The table: ``database`` (required; relative to the working directory),
-            ``max_rows`` (default 1000) and ``timeout_seconds`` (default 10).
+            ``max_rows`` (default 1000), ``timeout_seconds`` (default 10),
+            ``max_value_bytes`` (default 1,000,000) and ``max_result_bytes`` (default
+            2,000,000).
         pack: The pack's name in the host, for error messages.
 
     Raises:
@@ -58,6 +70,8 @@ def tools_from_config(config: Mapping[str, Any], pack: str = "sqlite") -> SQLite
         database,
         max_rows=config.get("max_rows", DEFAULT_MAX_ROWS),
         timeout_seconds=config.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS),
+        max_value_bytes=config.get("max_value_bytes", DEFAULT_MAX_VALUE_BYTES),
+        max_result_bytes=config.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES),
     )
 
 

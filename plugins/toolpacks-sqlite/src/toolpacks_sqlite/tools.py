@@ -12,10 +12,20 @@ from typing import Any
 
 from toolpacks import Toolbox, ToolError, tool
 
-from toolpacks_sqlite._guard import Guard, connect_read_only
+from toolpacks_sqlite._guard import DENIED_FUNCTIONS, Guard, ReadOnlyConnection, connect_read_only
+from toolpacks_sqlite._limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_VALUE_BYTES,
+    LARGEST_VALUE_BYTES,
+    MAX_SQL_BYTES,
+    ResultBudget,
+    is_unsafe_wrapper_use,
+)
 
 __all__ = [
+    "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_ROWS",
+    "DEFAULT_MAX_VALUE_BYTES",
     "DEFAULT_TIMEOUT_SECONDS",
     "Column",
     "ForeignKey",
@@ -115,7 +125,9 @@ class QueryResult:
     row_count: int
     """How many rows are returned here."""
     truncated: bool
-    """Whether the query produced more rows than returned."""
+    """Whether the query produced more rows than returned (see ``note``)."""
+    note: str = ""
+    """Why rows are missing when ``truncated``: the row limit or the result's byte budget."""
 
 
 class SQLiteTools(Toolbox):
@@ -130,6 +142,11 @@ class SQLiteTools(Toolbox):
             and be a SQLite database.
         max_rows: The most rows one ``query`` returns, whatever ``limit`` it asks for.
         timeout_seconds: How long one statement may run before it is interrupted.
+        max_value_bytes: The largest string or BLOB a statement may build or read
+            (``SQLITE_LIMIT_LENGTH``); a statement going past it fails at once, before
+            allocating.
+        max_result_bytes: The most bytes of values (as returned) one ``query`` returns;
+            fetching stops there and the result says it was truncated.
 
     Raises:
         ValueError: The file does not exist, is not a SQLite database, or a limit is not
@@ -142,6 +159,8 @@ class SQLiteTools(Toolbox):
         *,
         max_rows: int = DEFAULT_MAX_ROWS,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         if str(database) == ":memory:" or not str(database):
             raise ValueError(
@@ -154,14 +173,18 @@ class SQLiteTools(Toolbox):
             raise ValueError(f"timeout_seconds must be a number, got {timeout_seconds!r}")
         if timeout_seconds <= 0:
             raise ValueError(f"timeout_seconds must be positive, got {timeout_seconds!r}")
+        _check_bytes("max_value_bytes", max_value_bytes, LARGEST_VALUE_BYTES)
+        _check_bytes("max_result_bytes", max_result_bytes, None)
         path = Path(database).expanduser().resolve()
         if not path.is_file():
             raise ValueError(f"database {str(database)!r} does not exist or is not a file")
         self._path = path
         self._max_rows = max_rows
         self._timeout = float(timeout_seconds)
+        self._max_value_bytes = max_value_bytes
+        self._max_result_bytes = max_result_bytes
         try:
-            connection, _ = connect_read_only(path)
+            connection, _ = connect_read_only(path, max_value_bytes=max_value_bytes)
             with closing(connection):
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
         except sqlite3.DatabaseError as exc:
@@ -179,8 +202,21 @@ class SQLiteTools(Toolbox):
         """The most rows one query returns."""
         return self._max_rows
 
+    @property
+    def max_value_bytes(self) -> int:
+        """The largest string or BLOB a statement may build or read."""
+        return self._max_value_bytes
+
+    @property
+    def max_result_bytes(self) -> int:
+        """The most bytes of values one query returns."""
+        return self._max_result_bytes
+
     def __repr__(self) -> str:
-        return f"SQLiteTools(database={str(self._path)!r}, max_rows={self._max_rows})"
+        return (
+            f"SQLiteTools(database={str(self._path)!r}, max_rows={self._max_rows}, "
+            f"max_value_bytes={self._max_value_bytes}, max_result_bytes={self._max_result_bytes})"
+        )
 
     @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
     def list_tables(self) -> list[TableInfo]:
@@ -243,8 +279,11 @@ class SQLiteTools(Toolbox):
         table_info / index_list / foreign_key_list. The database cannot be changed: INSERT,
         UPDATE, DELETE, CREATE, DROP, ATTACH, transactions and other pragmas are refused.
         Rows come back as objects keyed by column name; when truncated is true there were
-        more rows than returned, so aggregate, filter or ORDER BY ... LIMIT in the SQL
-        rather than asking for everything.
+        more rows than returned (the note says whether the row limit or the size budget
+        stopped it), so aggregate, filter or ORDER BY ... LIMIT in the SQL rather than
+        asking for everything. A value over the size limit (1 MB unless configured)
+        cannot be built or read: use length() or substr(). load_extension() and
+        fts3_tokenizer() are refused.
 
         Args:
             sql: A single SQLite statement, such as
@@ -257,11 +296,42 @@ class SQLiteTools(Toolbox):
         if limit < 1:
             raise ToolError(f"limit must be at least 1, got {limit}")
         wanted = min(limit, self._max_rows)
-        connection, guard = self._connect()
+        deadline = time.monotonic() + self._timeout
+        try:
+            return self._query(sql, wanted, deadline, check_printf=True)
+        except _UnsafePrintf:
+            # A view or trigger calls printf(), which SQLite will not hand to the checked
+            # version; SQLite's own printf still stops at the length limit (returning NULL).
+            return self._query(sql, wanted, deadline, check_printf=False)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _query(self, sql: str, wanted: int, deadline: float, *, check_printf: bool) -> QueryResult:
+        """Run ``sql`` and fetch at most ``wanted`` rows within the byte budget."""
+        connection, guard = self._connect(deadline, check_printf=check_printf)
         with closing(connection):
             try:
                 cursor = connection.execute(sql)
-                fetched = cursor.fetchmany(wanted + 1)
+                columns = _unique([d[0] for d in cursor.description or ()])
+                budget = ResultBudget(self._max_result_bytes, columns)
+                rows: list[dict[str, Any]] = []
+                note = ""
+                for raw in cursor:
+                    if len(rows) == wanted:
+                        note = (
+                            f"more rows than the limit of {wanted}; aggregate, filter, or "
+                            "ORDER BY ... LIMIT in the SQL"
+                        )
+                        break
+                    values = [_jsonable(value) for value in raw]
+                    if not budget.accept(values):
+                        note = (
+                            f"stopped after {len(rows)} rows: the result reached its size "
+                            f"budget of {budget.max_bytes} bytes; select fewer or shorter "
+                            "columns (length(), substr()) or fewer rows"
+                        )
+                        break
+                    rows.append(dict(zip(columns, values, strict=True)))
             except sqlite3.ProgrammingError as exc:
                 if "one statement" in str(exc):
                     raise ToolError(
@@ -270,18 +340,24 @@ class SQLiteTools(Toolbox):
                     ) from None
                 raise ToolError(f"SQLite refused the statement: {exc}") from None
             except sqlite3.DatabaseError as exc:
-                raise self._error(exc, guard.denied) from None
-            description = cursor.description or ()
-        columns = _unique([d[0] for d in description])
-        rows = [dict(zip(columns, map(_jsonable, row), strict=True)) for row in fetched[:wanted]]
-        return QueryResult(columns, rows, len(rows), len(fetched) > wanted)
+                if check_printf and is_unsafe_wrapper_use(exc):
+                    raise _UnsafePrintf from None
+                raise self._error(exc, guard) from None
+        return QueryResult(columns, rows, len(rows), bool(note), note)
 
-    # -- helpers ----------------------------------------------------------------------------
-
-    def _connect(self) -> tuple[sqlite3.Connection, Guard]:
+    def _connect(
+        self, deadline: float | None = None, *, check_printf: bool = True
+    ) -> tuple[ReadOnlyConnection, Guard]:
         """A guarded connection whose statements stop after the time budget."""
+        if deadline is None:
+            deadline = time.monotonic() + self._timeout
         try:
-            return connect_read_only(self._path, deadline=time.monotonic() + self._timeout)
+            return connect_read_only(
+                self._path,
+                deadline=deadline,
+                max_value_bytes=self._max_value_bytes,
+                check_printf=check_printf,
+            )
         except sqlite3.Error as exc:
             raise ToolError(
                 f"the database cannot be opened right now ({exc}); it may have been moved or "
@@ -295,15 +371,29 @@ class SQLiteTools(Toolbox):
             try:
                 return connection.execute(sql, parameters).fetchall()
             except sqlite3.DatabaseError as exc:
-                raise self._error(exc, guard.denied) from None
+                raise self._error(exc, guard) from None
 
-    def _error(self, exc: sqlite3.DatabaseError, denied: list[str]) -> ToolError:
+    def _error(self, exc: sqlite3.DatabaseError, guard: Guard) -> ToolError:
         message = str(exc)
+        denied = guard.denied
         if denied or "not authorized" in message or "readonly" in message:
             what = f" ({', '.join(dict.fromkeys(denied))})" if denied else ""
+            functions = ", ".join(f"{name}()" for name in sorted(DENIED_FUNCTIONS))
             return ToolError(
                 f"refused{what}: this database is read-only; only a single SELECT (or "
-                "EXPLAIN, or PRAGMA table_info / index_list / foreign_key_list) can run"
+                "EXPLAIN, or PRAGMA table_info / index_list / foreign_key_list) can run, "
+                f"and {functions} are never available"
+            )
+        if guard.too_big or "too big" in message:
+            what = f"{guard.too_big[0]} result" if guard.too_big else "a value"
+            return ToolError(
+                f"refused: {what} would be larger than {self._max_value_bytes} bytes, the "
+                "most one value may take here; compute less (length(), substr(), "
+                "aggregates) instead of building or reading such a large value"
+            )
+        if "query string is too large" in message:
+            return ToolError(
+                f"the SQL is longer than {MAX_SQL_BYTES} bytes; send a shorter statement"
             )
         if message == "interrupted":
             return ToolError(
@@ -317,6 +407,18 @@ class SQLiteTools(Toolbox):
         else:
             hint = "fix the query and try again"
         return ToolError(f"SQLite error: {message}; {hint}")
+
+
+class _UnsafePrintf(Exception):
+    """SQLite refused the checked ``printf`` inside a view or trigger: run without it."""
+
+
+def _check_bytes(name: str, value: object, largest: int | None) -> None:
+    """Refuse a byte limit that is not a positive integer (or is above ``largest``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer (bytes), got {value!r}")
+    if largest is not None and value > largest:
+        raise ValueError(f"{name} must be at most {largest} (SQLite's ceiling), got {value!r}")
 
 
 def _unique(names: list[str]) -> list[str]:
