@@ -1,0 +1,56 @@
+"""An async tool that blocks the event loop is noticed, named, and refused when it persists."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from toolpacks import tool
+
+
+def test_a_blocking_async_tool_is_logged_timed_out_and_then_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``time.sleep`` inside ``async def`` cannot be interrupted; the watchdog reports it."""
+
+    @tool(timeout=0.2, max_abandoned_threads=2)
+    async def sleepy() -> str:
+        """Block the loop (wrongly)."""
+        time.sleep(0.9)  # noqa: ASYNC251 - the behaviour under test
+        return "done"
+
+    async def main() -> list[str]:
+        out = []
+        for _ in range(3):
+            result = await sleepy.invoke({})
+            assert result.error is not None
+            out.append(result.error.kind + ": " + result.content)
+        return out
+
+    with caplog.at_level(logging.ERROR, logger="toolpacks"):
+        outcomes = asyncio.run(main())
+    assert outcomes[0].startswith("timeout:")
+    assert outcomes[1].startswith("timeout:")
+    assert "blocked the event loop 2 times" in outcomes[2]
+    reports = [r.getMessage() for r in caplog.records if "blocked the event loop" in r.getMessage()]
+    assert len(reports) == 2
+    assert "'sleepy'" in reports[0]
+    assert "async tools must not block" in reports[0]
+
+
+def test_well_behaved_async_tools_are_never_reported(caplog: pytest.LogCaptureFixture) -> None:
+    """Awaiting (even for long) is not blocking."""
+
+    @tool(timeout=5)
+    async def patient() -> str:
+        """Await for a while."""
+        await asyncio.sleep(0.7)
+        return "done"
+
+    with caplog.at_level(logging.ERROR, logger="toolpacks"):
+        result = asyncio.run(patient.invoke({}))
+    assert result.content == "done"
+    assert not [r for r in caplog.records if "blocked the event loop" in r.getMessage()]
