@@ -96,10 +96,7 @@ def test_public_modules_import_in_a_fresh_interpreter_and_their_names_resolve() 
 
 def test_mcp_module_exports_the_serving_api_without_importing_the_sdk() -> None:
     """``toolpacks.mcp`` offers ``build_server``/``serve_stdio``; the SDK loads when used."""
-    code = (
-        "import sys, toolpacks.mcp as m\n"
-        "print(sorted(m.__all__), 'mcp' in sys.modules)\n"
-    )
+    code = "import sys, toolpacks.mcp as m\nprint(sorted(m.__all__), 'mcp' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['build_server', 'serve', 'serve_agent', 'serve_stdio'] False"
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
+import queue
+import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Coroutine, Iterator
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -82,7 +87,7 @@ def register_tools(register):
         register(t)
 '''
 
-SERVE_SCRIPT = '''
+SERVE_SCRIPT = """
 import sys
 
 sys.path.insert(0, {here!r})
@@ -94,7 +99,7 @@ from toolpacks.mcp._server import serve_stdio
 host = Host({config!r}, discover=False)
 host.add_pack(demo_pack, name="demo")
 serve_stdio(host.toolset({agent!r}))
-'''
+"""
 
 CONFIG = """
 [agents.assistant]
@@ -252,3 +257,308 @@ def child_pids(marker: str) -> list[int]:
         if ppid == me and marker in cmdline and pid_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+# -- a served agent spoken to with raw JSON-RPC lines ------------------------------------------
+
+HOSTILE_PACK = '''
+"""Tools for the raw JSON-RPC tests: typed parameters, slow, stuck and raising tools."""
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from toolpacks import hookimpl, tool
+
+
+class Boom(BaseException):
+    """Not an Exception: a BaseException subclass of a tool's own."""
+
+
+def _mark(marker: str) -> None:
+    if marker:
+        Path(marker).write_text("started")
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def ratio(x: float) -> float:
+    """Return a number."""
+    return x
+
+
+@tool
+def count(n: int) -> int:
+    """Return an integer."""
+    return n
+
+
+@tool
+def total(items: list[int]) -> int:
+    """Sum integers."""
+    return sum(items)
+
+
+@tool
+def size(text: str) -> int:
+    """Length of a text."""
+    return len(text)
+
+
+@tool
+def flag(on: bool) -> bool:
+    """Return a boolean."""
+    return on
+
+
+@tool
+def depth(data: Any) -> int:
+    """How deeply a value nests."""
+    level = 0
+    while isinstance(data, list | dict) and data:
+        data = data[0] if isinstance(data, list) else next(iter(data.values()))
+        level += 1
+    return level
+
+
+@tool
+def big(chars: int) -> str:
+    """A text of the given length."""
+    return "x" * chars
+
+
+@tool
+def big_object(chars: int) -> dict[str, str]:
+    """An object holding a text of the given length."""
+    return {"text": "y" * chars}
+
+
+@tool
+def nap(seconds: float, marker: str = "") -> str:
+    """Sleep (in a worker thread), then answer."""
+    _mark(marker)
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@tool
+def hang(marker: str = "") -> str:
+    """Never return (a sync tool with no timeout)."""
+    _mark(marker)
+    threading.Event().wait()
+    return "never"
+
+
+@tool
+def exit_now() -> str:
+    """Raise SystemExit."""
+    raise SystemExit(5)
+
+
+@tool
+def interrupt() -> str:
+    """Raise KeyboardInterrupt."""
+    raise KeyboardInterrupt
+
+
+@tool
+async def boom() -> str:
+    """Raise a BaseException subclass."""
+    raise Boom("boom")
+
+
+@hookimpl
+def register_tools(register):
+    for t in (add, ratio, count, total, size, flag, depth, big, big_object, nap, hang,
+              exit_now, interrupt, boom):
+        register(t)
+'''
+
+RAW_TIMEOUT = 10.0
+"""Seconds a raw test waits for one response line before it fails."""
+
+
+def write_hostile(directory: Path) -> Path:
+    """Write the hostile pack (discoverable from ``directory``) and a config serving it."""
+    (directory / "hostile_pack.py").write_text(textwrap.dedent(HOSTILE_PACK))
+    dist = directory / "toolpacks_hostile-0.1.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toolpacks-hostile\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[toolpacks]\nhostile = hostile_pack\n")
+    config = directory / "toolpacks.toml"
+    config.write_text('[agents.raw]\npacks = ["hostile"]\n')
+    return config
+
+
+class RawServer:
+    """``toolpacks serve --agent raw`` in a subprocess, driven with raw JSON-RPC lines."""
+
+    def __init__(self, directory: Path, env: dict[str, str] | None = None) -> None:
+        config = write_hostile(directory)
+        self.directory = directory
+        self.errlog = directory / "stderr.log"
+        environ = {**os.environ, "PYTHONPATH": str(directory), **(env or {})}
+        args = ["-m", "toolpacks", "serve", "--agent", "raw", "--config", str(config)]
+        with self.errlog.open("wb") as errlog:
+            self.proc = subprocess.Popen(
+                [sys.executable, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errlog,
+                env=environ,
+                cwd=directory,
+            )
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._next_id = 0
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(b"")  # end of output
+
+    def rest(self, timeout: float = RAW_TIMEOUT) -> list[dict[str, Any]]:
+        """Every message still to come, once the server has closed its stdout."""
+        messages: list[dict[str, Any]] = []
+        while line := self.receive_line(timeout):
+            messages.append(json.loads(line))
+        return messages
+
+    def send(self, line: bytes | str | dict[str, Any]) -> None:
+        """Write one line (a dict is encoded as JSON) to the server's stdin."""
+        if isinstance(line, dict):
+            line = json.dumps(line)
+        data = line.encode() if isinstance(line, str) else line
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def receive_line(self, timeout: float = RAW_TIMEOUT) -> bytes:
+        """The next line the server writes (the test fails after ``timeout`` seconds)."""
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"no response within {timeout} s; stderr: {self.stderr()[-2000:]}")
+
+    def receive(self, timeout: float = RAW_TIMEOUT) -> dict[str, Any]:
+        """The next message the server writes, decoded."""
+        message: dict[str, Any] = json.loads(self.receive_line(timeout))
+        return message
+
+    def response(self, request_id: Any, timeout: float = RAW_TIMEOUT) -> dict[str, Any]:
+        """The response with ``request_id`` (messages before it are skipped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.receive(max(0.01, deadline - time.monotonic()))
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+    def new_id(self) -> int:
+        """A request id not used before."""
+        self._next_id += 1
+        return self._next_id
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request and return its response."""
+        request_id = self.new_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.response(request_id)
+
+    def initialize(self) -> None:
+        """The MCP handshake."""
+        answer = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        )
+        assert "result" in answer, answer
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call_text(self, name: str, arguments: str) -> dict[str, Any]:
+        """Call a tool with ``arguments`` given as JSON text (sent as is); its response."""
+        request_id = self.new_id()
+        self.send(
+            f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
+            f'"params":{{"name":{json.dumps(name)},"arguments":{arguments}}}}}'
+        )
+        return self.response(request_id)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call a tool; its ``CallToolResult`` (the test fails on a protocol error)."""
+        answer = self.request("tools/call", {"name": name, "arguments": arguments})
+        assert "result" in answer, answer
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def close_stdin(self) -> None:
+        """End the server's input."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit code, or None when the process is still running after ``timeout`` s."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stderr(self) -> str:
+        """What the server wrote to stderr so far."""
+        return self.errlog.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """Stop the process (teardown)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+
+
+@pytest.fixture
+def raw_server(tmp_path: Path) -> Iterator[Callable[..., RawServer]]:
+    """Start raw servers (each initialized) in ``tmp_path``; all are killed at teardown."""
+    started: list[RawServer] = []
+
+    def start(env: dict[str, str] | None = None) -> RawServer:
+        directory = tmp_path / f"server{len(started)}"
+        directory.mkdir()
+        server = RawServer(directory, env)
+        started.append(server)
+        server.initialize()
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+    """One initialized raw server shared by a module's tests."""
+    server = RawServer(tmp_path_factory.mktemp("raw"))
+    try:
+        server.initialize()
+        yield server
+    finally:
+        server.kill()
+
+
+def result_text(result: dict[str, Any]) -> str:
+    """The text blocks of a raw ``CallToolResult``, joined."""
+    return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")

@@ -29,7 +29,7 @@ TIME_SERVER = {
 
 # A tiny MCP server written by hand (no SDK, so it starts in milliseconds and checks the client
 # against an independent implementation): it reports its environment and pid, and can die.
-PROBE_SERVER = '''
+PROBE_SERVER = """
 import json
 import os
 import sys
@@ -81,7 +81,7 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "error": error})
         continue
     send({"jsonrpc": "2.0", "id": rid, "result": result})
-'''
+"""
 
 
 def call(toolset: Toolset, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
@@ -335,8 +335,9 @@ def test_command_not_found_is_a_failed_pack() -> None:
         def register_tools(self, register: Any) -> None:
             register(ping)
 
-    host = Host({"mcp_servers": {"ghost": {"command": "toolpacks-no-such-command-xyz"}}},
-                discover=False)
+    host = Host(
+        {"mcp_servers": {"ghost": {"command": "toolpacks-no-such-command-xyz"}}}, discover=False
+    )
     host.add_pack(Local(), name="local")
     with host:
         toolset = host.toolset()

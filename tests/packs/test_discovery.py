@@ -365,6 +365,7 @@ def test_only_the_changed_path_entry_is_scanned_again(
     install(second, "tp-c", packs={"c": "c"})
     scanned: list[str] = []
     real_scan = _discovery._scan_dir
+
     def counting_scan(location: str, mtime: int | None) -> dict[str, Any]:
         scanned.append(location)
         return real_scan(location, mtime)

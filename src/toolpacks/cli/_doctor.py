@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from toolpacks.core._secrets import (
+    MIN_ENV_LEN,
+    REDACTED,
+    is_secret_key,
+    is_secret_value,
+    redact_text,
+    secret_values,
+)
 from toolpacks.exceptions import ConfigError, ToolpacksError
 
-__all__ = ["Finding", "diagnose", "edit_distance", "run_doctor"]
+if TYPE_CHECKING:
+    from toolpacks.host._host import Host
+
+__all__ = [
+    "Finding",
+    "LogRedactor",
+    "config_secrets",
+    "diagnose",
+    "edit_distance",
+    "redacted_logs",
+    "run_doctor",
+    "shown",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +56,14 @@ class Report:
     """Problems found."""
     import_seconds: dict[str, float] = field(default_factory=dict)
     """Per-pack import and registration time."""
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Values never to report (see ``config_secrets``)."""
 
     def add(self, level: Literal["error", "warning"], topic: str, message: str) -> None:
-        """Record a finding."""
-        self.findings.append(Finding(level, topic, message))
+        """Record a finding, with secrets (and token-like strings) redacted."""
+        self.findings.append(
+            Finding(level, redact_text(topic, self.secrets), redact_text(message, self.secrets))
+        )
 
     @property
     def ok(self) -> bool:
@@ -54,12 +82,102 @@ def edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+def config_secrets(host: Host, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values ``show`` and ``doctor`` must never print.
+
+    Values of the configuration under secret-looking keys (nested tables included),
+    token-like values, URL passwords, every value read from the environment through
+    ``{ env = "NAME" }``, the secret-looking variables MCP servers copy from it, and the
+    values of secret-looking flags in their arguments (``--token X``).
+    """
+    from toolpacks.host._config import redact_args
+
+    env = os.environ if environ is None else environ
+    found = secret_values(host.config.raw, env)
+    for server in host.config.config.mcp_servers.values():
+        for arg, hidden in zip(server.args, redact_args(server.args), strict=True):
+            flag, _, value = arg.partition("=")
+            if hidden == REDACTED:
+                found.append(arg)
+            elif hidden == f"{flag}={REDACTED}":
+                found.append(value)
+        if isinstance(server.env, list):
+            for name in server.env:
+                value = env.get(name, "")
+                if len(value) >= MIN_ENV_LEN and (is_secret_key(name) or is_secret_value(value)):
+                    found.append(value)
+    return tuple(dict.fromkeys(found))
+
+
+def shown(value: Any, secrets: tuple[str, ...]) -> Any:
+    """A copy of a JSON-like value for display, every string passed through ``redact_text``."""
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, Mapping):
+        return {k: shown(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown(v, secrets) for v in value]
+    return value
+
+
+class LogRedactor(logging.Filter):
+    """Rewrites each log record with secrets and token-like strings redacted.
+
+    Set ``secrets`` once they are known; until then only token-like strings and URL
+    passwords are hidden.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: tuple[str, ...] = ()
+        """Values to redact (see ``config_secrets``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the message, the traceback and the stack of ``record`` in place."""
+        record.msg = redact_text(record.getMessage(), self.secrets)
+        record.args = None
+        if record.exc_info:
+            trace = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redact_text(trace, self.secrets)
+        if record.stack_info:
+            record.stack_info = redact_text(record.stack_info, self.secrets)
+        return True
+
+
+@contextmanager
+def redacted_logs() -> Iterator[LogRedactor]:
+    """Print toolpacks' warnings to stderr (as Python does by default), redacted.
+
+    Packs that fail to load are logged with their error, which may quote a setting; while
+    ``show`` or ``doctor`` runs, those records pass through the yielded ``LogRedactor``.
+    """
+    redactor = LogRedactor()
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(redactor)
+    logger = logging.getLogger("toolpacks")
+    logger.addHandler(handler)
+    try:
+        yield redactor
+    finally:
+        logger.removeHandler(handler)
+
+
 def _normalize(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
 def diagnose(config: str | None, slow: float = 1.0) -> Report:
-    """Check the configuration, every pack, every agent and the pins."""
+    """Check the configuration, every pack, every agent and the pins.
+
+    Findings and the warnings logged meanwhile never hold a secret (see ``config_secrets``).
+    """
+    with redacted_logs() as logs:
+        return _diagnose(config, slow, logs)
+
+
+def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
     from toolpacks.host._host import Host
 
     report = Report()
@@ -68,6 +186,7 @@ def diagnose(config: str | None, slow: float = 1.0) -> Report:
     except ToolpacksError as exc:
         report.add("error", "config", str(exc))
         return report
+    report.secrets = logs.secrets = config_secrets(host)
     for problem in host.discovery_problems:
         report.add("warning", "discovery", problem)
     configured: set[str] = set(host.config.config.pack_settings())

@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolpacks._version import __version__
+
+if TYPE_CHECKING:
+    from toolpacks.cli._doctor import LogRedactor
 
 __all__ = ["main"]
 
@@ -172,16 +175,25 @@ def _pack_line(p: dict[str, Any]) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """``toolpacks show``."""
+    """``toolpacks show``; secrets are redacted by key (nested tables included) and by value."""
+    from toolpacks.cli._doctor import redacted_logs
+
+    with redacted_logs() as logs:
+        return _show(args, logs)
+
+
+def _show(args: argparse.Namespace, logs: LogRedactor) -> int:
+    from toolpacks.cli._doctor import config_secrets, shown
     from toolpacks.core._secrets import redact
 
     host = _host(args)
+    secrets = logs.secrets = config_secrets(host)
     names = {p.name for p in host.packs}
     if args.name in names:
         info = host.load(args.name).info
-        data = info.to_dict()
+        data = shown(info.to_dict(), secrets)
         settings = host.config.config.pack_settings().get(args.name, {})
-        data["settings"] = redact(settings)
+        data["settings"] = redact(settings, secrets)
         if args.json:
             _print_json(data)
         else:
@@ -200,24 +212,28 @@ def cmd_show(args: argparse.Namespace) -> int:
             f"pack {pack!r} has no tool {args.name!r}; it has: {', '.join(tools) or 'none'}"
         )
     t = tools[args.name]
-    data = {
-        "name": args.name,
-        "description": t.description,
-        "tags": sorted(t.tags),
-        "input_schema": t.input_schema,
-        "output_schema": t.output_schema,
-        "require_approval": t.require_approval,
-        "allowed_agents": sorted(t.allowed_agents) if t.allowed_agents is not None else None,
-        "hints": {
-            k: getattr(t.hints, k) for k in ("read_only", "destructive", "idempotent", "open_world")
+    data = shown(
+        {
+            "name": args.name,
+            "description": t.description,
+            "tags": sorted(t.tags),
+            "input_schema": t.input_schema,
+            "output_schema": t.output_schema,
+            "require_approval": t.require_approval,
+            "allowed_agents": sorted(t.allowed_agents) if t.allowed_agents is not None else None,
+            "hints": {
+                k: getattr(t.hints, k)
+                for k in ("read_only", "destructive", "idempotent", "open_world")
+            },
         },
-    }
+        secrets,
+    )
     if args.json:
         _print_json(data)
     else:
         print(f"{args.name}  [{', '.join(data['tags'])}]")
-        print(t.description)
-        print(json.dumps(t.input_schema, indent=2))
+        print(data["description"])
+        print(json.dumps(data["input_schema"], indent=2))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from toolpacks.core._hooks import EMPTY_HOOKS, HookSet
 from toolpacks.core._jsonargs import DEFAULT_LIMITS, ArgumentLimits
@@ -28,6 +28,17 @@ class CallOptions:
     """Results whose text is longer are truncated with a marker."""
     redact: tuple[str, ...] = ()
     """Secret values to scrub from error messages and hook payloads."""
+
+    def __repr__(self) -> str:
+        """Every field, with the secret values to scrub counted rather than shown."""
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "redact":
+                shown.append(f"redact=<{len(value)} value{'' if len(value) == 1 else 's'}>")
+            else:
+                shown.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 DEFAULT_OPTIONS = CallOptions()

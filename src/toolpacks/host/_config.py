@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import tomllib
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from toolpacks.core._secrets import redact
+from toolpacks.core._secrets import REDACTED, is_secret_key, redact
 from toolpacks.exceptions import ConfigError
 
 __all__ = [
@@ -29,7 +29,9 @@ __all__ = [
     "SettingsConfig",
     "find_config",
     "load_config",
+    "redact_args",
     "resolve_env",
+    "shown_raw",
 ]
 
 ConflictPolicyName = Literal["error", "prefix", "first", "priority"]
@@ -38,6 +40,11 @@ _RESERVED_PACK_KEYS = frozenset({"disabled", "priority"})
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        """The fields for ``repr()`` and ``str()``, secret-looking values redacted."""
+        for name, value in super().__repr_args__():
+            yield name, value if isinstance(value, BaseModel) else redact(value)
 
 
 class AgentConfig(_Strict):
@@ -77,6 +84,20 @@ class McpServerConfig(_Strict):
     """Seconds to wait for the server to start and answer."""
     tags: list[str] = Field(default_factory=list)
     """Tags given to every tool of the server."""
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        """The fields for ``repr()`` and ``str()``, secrets hidden.
+
+        Environment (and header) values are hidden, their names kept; so are the values of
+        secret-looking flags in ``args`` (``--token X``, ``--api-key=X``).
+        """
+        for name, value in super().__repr_args__():
+            if name in _SERVER_SECRET_TABLES and isinstance(value, Mapping):
+                yield name, dict.fromkeys(value, REDACTED)
+            elif name == "args" and isinstance(value, list):
+                yield name, redact_args(value)
+            else:
+                yield name, value
 
 
 class FilesConfig(_Strict):
@@ -170,6 +191,13 @@ class LoadedConfig:
     raw: Mapping[str, Any] = field(default_factory=dict)
     """The raw mapping, before validation."""
 
+    def __repr__(self) -> str:
+        """The configuration with secret-looking values (and MCP server environments) hidden."""
+        return (
+            f"{type(self).__name__}(config={self.config!r}, path={self.path!r}, "
+            f"implicit={self.implicit!r}, raw={shown_raw(self.raw)!r})"
+        )
+
     @property
     def base_dir(self) -> Path:
         """The directory relative paths in the configuration are resolved against."""
@@ -179,6 +207,51 @@ class LoadedConfig:
     def source(self) -> str:
         """A name for error messages: the file path or ``<mapping>``."""
         return str(self.path) if self.path is not None else "<mapping>"
+
+
+_SERVER_SECRET_TABLES = ("env", "headers")
+"""Tables of an ``[mcp_servers.NAME]`` entry whose values are never shown."""
+
+
+def redact_args(args: Sequence[str]) -> list[str]:
+    """Command-line arguments for display, secrets hidden.
+
+    The value of a secret-looking flag (``--token X``, ``--api-key=X``), token-like strings
+    and passwords in URLs are replaced by ``"****"``.
+    """
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        flag, eq, _ = arg.partition("=")
+        secret_flag = arg.startswith("-") and is_secret_key(flag.lstrip("-"))
+        if hide_next:
+            out.append(REDACTED)
+        elif secret_flag and eq:
+            out.append(f"{flag}={REDACTED}")
+        else:
+            out.append(redact(arg))
+        hide_next = secret_flag and not eq and not hide_next
+    return out
+
+
+def shown_raw(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A raw configuration for display, secrets hidden.
+
+    It is ``redact``-ed, and every MCP server's environment values and secret-looking
+    arguments are hidden too.
+    """
+    shown: dict[str, Any] = redact(dict(raw))
+    servers = shown.get("mcp_servers")
+    if isinstance(servers, dict):
+        for table in servers.values():
+            if not isinstance(table, dict):
+                continue
+            for key in _SERVER_SECRET_TABLES:
+                if isinstance(table.get(key), dict):
+                    table[key] = dict.fromkeys(table[key], REDACTED)
+            if isinstance(table.get("args"), list):
+                table["args"] = redact_args([str(a) for a in table["args"]])
+    return shown
 
 
 def find_config(cwd: Path | None = None) -> tuple[Path, bool] | None:

@@ -247,12 +247,18 @@ class Host:
             settings = resolve_env(dict(source.settings), where, self._environ)
         except ConfigError as exc:
             return LoadedPack(replace(info, status="failed", error=str(exc)))
-        loaded = self._load_resolved(source, settings, state)
-        loaded.secrets = tuple(secret_values(settings))
+        # Values read from the environment are secrets whatever their key (a ``dsn``).
+        secrets = tuple(secret_values(dict(source.settings), environ=self._environ))
+        loaded = self._load_resolved(source, settings, state, secrets)
+        loaded.secrets = secrets
         return loaded
 
     def _load_resolved(
-        self, source: PackSource, settings: dict[str, Any], state: _State
+        self,
+        source: PackSource,
+        settings: dict[str, Any],
+        state: _State,
+        secrets: tuple[str, ...] = (),
     ) -> LoadedPack:
         info = source.info
         if info.source in ("mcp", "files") and not self.trusted:
@@ -267,7 +273,7 @@ class Host:
             return load_mcp_pack(info, source.extra, self.config.base_dir)
         if info.source == "files":
             return self._load_files(info, source.extra)
-        return load_pack(self._pm, source, settings, state.plugins)
+        return load_pack(self._pm, source, settings, state.plugins, secrets)
 
     def _load_files(self, info: PackInfo, dirs: list[Any]) -> LoadedPack:
         from toolpacks.filetools._loader import load_tools_dir

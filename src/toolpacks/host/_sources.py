@@ -34,9 +34,7 @@ def installed(
 
     found = discover(path)
     for entry in found.entries:
-        info = PackInfo(
-            entry.name, entry.dist_name, entry.dist_version, entry.value, "available"
-        )
+        info = PackInfo(entry.name, entry.dist_name, entry.dist_version, entry.value, "available")
         sources[entry.name] = PackSource(info, settings=settings.get(entry.name, {}))
     for name, clashing in found.clashes.items():
         dists = ", ".join(f"{e.dist_name} {e.dist_version}" for e in clashing)
@@ -103,9 +101,7 @@ def compose(
                 f"instantiates an installed or added pack again. Known packs: "
                 f"{', '.join(sorted(n for n in sources if n not in aliases)) or 'none'}"
             )
-            info = PackInfo(
-                name, None, None, None, "failed", error, source="alias", alias_of=base
-            )
+            info = PackInfo(name, None, None, None, "failed", error, source="alias", alias_of=base)
             sources[name] = PackSource(info, settings=settings, base=base)
             continue
         info = replace(origin.info, name=name, source="alias", alias_of=base)

@@ -3,7 +3,14 @@
 ``build_server`` gives the official SDK's low-level ``Server`` for a ``Toolset``;
 ``serve`` runs it over this process's stdio inside a running event loop and ``serve_stdio``
 is its blocking form; ``serve_agent`` builds an agent's toolset from configuration and serves
-it (what ``toolpacks serve --agent NAME`` runs). The MCP SDK is the optional extra
+it (what ``toolpacks serve --agent NAME`` runs).
+
+Over stdio, a line that is not JSON-RPC gets the JSON-RPC error (-32700 or -32600) and serving
+goes on; ``tools/call`` arguments that repeat a key get a tool error result. At end of input,
+or on SIGTERM or SIGINT, no new request is read and the calls in flight get a grace period
+(2 s after end of input, 10 s after a signal; ``TOOLPACKS_SERVE_GRACE`` seconds when set).
+``serve`` and ``serve_stdio`` then return, leaving a stuck sync tool's thread running;
+``toolpacks serve`` exits non-zero at once in that case. The MCP SDK is the optional extra
 ``toolpacks[mcp]``; it is imported when a server is built, not when this module is.
 
 Tools *of* remote MCP servers (``[mcp_servers.NAME]`` in the configuration) are a pack

@@ -126,7 +126,7 @@ class LoadedPack:
     """Non-fatal problems (a broken file tool beside working ones)."""
     closer: Callable[[], Any] | None = None
     """Releases resources (stops an MCP server)."""
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)
     """Values of its secret-looking settings (environment references resolved), scrubbed
     from error messages and hook payloads."""
 
@@ -305,6 +305,7 @@ def load_pack(
     source: PackSource,
     settings: Mapping[str, Any],
     registry: dict[str, Any],
+    secrets: tuple[str, ...] = (),
 ) -> LoadedPack:
     """Import and register one pack; a failure is returned as a ``failed`` pack, not raised.
 
@@ -328,17 +329,22 @@ def load_pack(
     except KeyboardInterrupt as exc:
         if interrupts.seen:
             raise
-        return _failed(info, f"KeyboardInterrupt raised by the pack's code: {exc}", started)
+        detail = f"KeyboardInterrupt raised by the pack's code: {exc}"
+        return _failed(info, detail, started, secrets)
     except BaseException as exc:
-        return _failed(info, f"{type(exc).__qualname__}: {exc}", started)
+        return _failed(info, f"{type(exc).__qualname__}: {exc}", started, secrets)
     elapsed = time.perf_counter() - started
     loaded_info = replace(info, status="loaded", tools=tuple(tools), import_seconds=elapsed)
     return LoadedPack(loaded_info, tools, hooks, authorizers, problems)
 
 
-def _failed(info: PackInfo, detail: str, started: float) -> LoadedPack:
+def _failed(info: PackInfo, detail: str, started: float, secrets: tuple[str, ...]) -> LoadedPack:
+    """The failed pack, its error logged once with ``secrets`` scrubbed from it."""
     from dataclasses import replace
 
+    from toolpacks.core._secrets import scrub
+
+    detail = scrub(detail, secrets)
     logger.warning("%s failed to load: %s", info.describe(), detail)
     return LoadedPack(
         replace(info, status="failed", error=detail, import_seconds=time.perf_counter() - started)

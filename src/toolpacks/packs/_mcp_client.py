@@ -37,7 +37,6 @@ __all__ = ["content_text", "load_mcp_pack", "result_value"]
 logger = logging.getLogger("toolpacks.mcp")
 
 
-
 class McpServerSettings(Protocol):
     """What mounting a server needs of its ``[mcp_servers.NAME]`` table (the host's model)."""
 
