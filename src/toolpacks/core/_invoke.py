@@ -41,7 +41,9 @@ from toolpacks.core._run import (
     guarded,
     next_call_id,
 )
-from toolpacks.core._watchdog import register_call_code, watch
+from toolpacks.core._watchdog import register_call_code
+from toolpacks.core._watchdog import running as watching
+from toolpacks.core._watchdog import start as start_watching
 
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
@@ -88,7 +90,8 @@ async def invoke(
                 call_id=call_id,
                 started_at=started,
             )
-        watch(asyncio.get_running_loop())
+        if not watching:
+            start_watching()
     hooked = bool(tool.hooks) or bool(options.hooks)
     if hooked:
         await before_hooks(tool, kwargs, ctx, options)
@@ -206,7 +209,7 @@ async def _fast_invoke(
     Arguments that need a message go to the general path, which produces the error result
     (bad arguments never reach the tool here).
     """
-    if type(arguments) is str:
+    if isinstance(arguments, str):
         parsed = quick_parse(arguments, options.limits)
         if parsed is None:
             return await invoke(tool, arguments, context, options)
@@ -216,11 +219,20 @@ async def _fast_invoke(
             check_arguments(arguments, options.limits)
         except ArgumentsParseError:
             return await invoke(tool, arguments, context, options)
-    if plan.kinds is not None:
+    flat = plan.flat_kinds
+    if flat is None:
         try:
-            plan.kinds(arguments)
+            plan.kinds(arguments)  # type: ignore[misc]
         except KindError:
             return await invoke(tool, arguments, context, options)
+    else:
+        for name, number in flat:
+            value = arguments.get(name)
+            if number:
+                if value is True or value is False or type(value) is str:
+                    return await invoke(tool, arguments, context, options)  # to be checked
+            elif value is not True and value is not False and value is not None:
+                return await invoke(tool, arguments, context, options)
     try:
         kwargs = plan.validate(arguments)
     except ValueError:
@@ -234,7 +246,8 @@ async def _fast_invoke(
     meta.start = started
     try:
         if tool.kind == "coroutine":
-            watch(asyncio.get_running_loop())
+            if not watching:
+                start_watching()
             value = await tool.fn(**kwargs)
         else:
             value = await call_fn(tool, kwargs, None)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, TypeAdapter
 
-from toolpacks.core._kinds import compile_kind_checks
+from toolpacks.core._kinds import compile_kind_checks, flat_kinds
 from toolpacks.core._schema import _is_context
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ class CallPlan:
         "fast",
         "fixed",
         "fixed_calls",
+        "flat_kinds",
         "kinds",
         "out_exact",
         "override_checks",
@@ -40,6 +41,7 @@ class CallPlan:
         schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
         self.kinds = compile_kind_checks(schema)
+        self.flat_kinds = flat_kinds(schema) if self.kinds is not None else ()
         self.params = frozenset(sig.params if sig else schema.get("properties") or ())
         # Whether undeclared arguments can be dropped when a host asks to ignore them: not for
         # ``**kwargs`` functions, nor for schemas that leave the object open.

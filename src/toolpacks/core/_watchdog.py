@@ -1,66 +1,42 @@
 """Noticing an async tool that blocks the event loop.
 
-An ``async def`` tool that calls ``time.sleep`` or does heavy work without awaiting stops
-every other call on its loop, and no timeout can interrupt it. One daemon thread watches the
-event loops that run async tools: each loop sets a heartbeat ten times a second, and when a
-heartbeat is late by more than the running tool's timeout (or ``BLOCK_LIMIT`` when it has
-none), the thread finds the tool on the loop thread's stack, logs its name, and counts the
-block against the tool as an abandoned thread is counted. A tool with
-``max_abandoned_threads`` blocks is refused from then on.
+An ``async def`` tool that calls ``time.sleep`` or computes for long without awaiting stops
+every other call on its loop, and no timeout can interrupt it. A coroutine that awaits is
+suspended, off every thread's stack; one that blocks stays on its thread's stack. So one
+daemon thread, started by the first call of an async tool, samples the stacks of all threads
+ten times a second; a call of an async tool seen running in every sample for longer than its
+timeout (``BLOCK_LIMIT`` when it has none) is logged with the tool's name and counted against
+the tool as an abandoned thread is counted: a tool with ``max_abandoned_threads`` blocks is
+refused from then on. Calls pay nothing for this but a check that the thread is running.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 import threading
 import time
-import weakref
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
 
-__all__ = ["BLOCK_LIMIT", "INTERVAL", "watch"]
+__all__ = ["BLOCK_LIMIT", "INTERVAL", "register_call_code", "running", "start"]
 
 logger = logging.getLogger("toolpacks")
 
 BLOCK_LIMIT = 5.0
-"""Seconds an async tool without a timeout may hold the event loop before it is reported."""
+"""Seconds an async tool without a timeout may run without awaiting before it is reported."""
 INTERVAL = 0.1
-"""Seconds between heartbeats (and between the watching thread's looks)."""
+"""Seconds between two looks at the threads' stacks."""
+
+running: list[bool] = []
+"""Non-empty once the watching thread runs (callers test it before calling ``start``)."""
 
 _CALL_CODES: set[CodeType] = set()
 """The code of the functions that run a tool (their ``tool`` local names it)."""
-
-
-class _Loop:
-    """One watched loop: its thread, its last heartbeat, the block being reported."""
-
-    __slots__ = ("beat", "loop", "reported", "thread_id")
-
-    reported: tuple[int, float] | None
-    """The call last reported (its frame's id and start), so one call is reported once."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.thread_id = threading.get_ident()
-        self.beat = time.monotonic()
-        self.reported = None
-
-    def tick(self) -> None:
-        self.beat = time.monotonic()
-        self.reported = None
-        if not self.loop.is_closed():
-            self.loop.call_later(INTERVAL, self.tick)
-
-
-_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Loop] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
-_thread: threading.Thread | None = None
-_last: Any = None
 
 
 def register_call_code(code: CodeType) -> None:
@@ -68,62 +44,58 @@ def register_call_code(code: CodeType) -> None:
     _CALL_CODES.add(code)
 
 
-def watch(loop: asyncio.AbstractEventLoop) -> None:
-    """Watch ``loop`` (the running loop of an async tool call); cheap when already watched."""
-    global _last, _thread
-    if loop is _last:
-        return
+def start() -> None:
+    """Start the watching thread (once per process)."""
     with _lock:
-        _last = loop
-        if loop in _loops:
+        if running:
             return
-        entry = _Loop(loop)
-        _loops[loop] = entry
-        loop.call_soon(entry.tick)
-        if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_run, name="toolpacks:watchdog", daemon=True)
-            _thread.start()
+        threading.Thread(target=_run, name="toolpacks:watchdog", daemon=True).start()
+        running.append(True)
 
 
 def _run() -> None:
+    first_seen: dict[tuple[int, Any], tuple[float, Any]] = {}
+    reported: set[tuple[int, Any]] = set()
     while True:
         time.sleep(INTERVAL)
-        with _lock:
-            entries = [e for e in _loops.values() if not e.loop.is_closed()]
         now = time.monotonic()
-        for entry in entries:
-            late = now - entry.beat
-            if late > INTERVAL * 5 and entry.loop.is_running():
-                _check(entry, late)
+        current: dict[tuple[int, Any], tuple[float, Any]] = {}
+        for frame in sys._current_frames().values():
+            found = _running_call(frame)
+            if found is None:
+                continue
+            key, tool = found
+            since, known = first_seen.get(key, (now, None))
+            current[key] = (since if known is tool else now, tool)
+        first_seen = current
+        reported &= current.keys()
+        for key, (since, tool) in current.items():
+            if key not in reported and _report(tool, now - since + INTERVAL):
+                reported.add(key)
 
 
-def _running_call(thread_id: int) -> tuple[ToolDefinition, int, float] | None:
-    """The tool running on ``thread_id``, the id of its call frame and when the call began."""
-    frame: FrameType | None = sys._current_frames().get(thread_id)
+def _running_call(frame: FrameType | None) -> tuple[tuple[int, Any], ToolDefinition] | None:
+    """The innermost tool call on a stack whose tool is async: the call's key, and the tool.
+
+    The key is the frame's id and the call's start (``t0``), since a frame's id can be
+    reused by the next call.
+    """
     while frame is not None:
         if frame.f_code in _CALL_CODES:
             names = frame.f_locals
             tool: Any = names.get("tool")
-            t0 = names.get("t0")
-            if hasattr(tool, "max_abandoned_threads") and isinstance(t0, float):
-                return tool, id(frame), t0
+            if getattr(tool, "kind", None) in ("coroutine", "async_generator"):
+                return (id(frame), names.get("t0")), tool
             return None
         frame = frame.f_back
     return None
 
 
-def _check(entry: _Loop, late: float) -> None:
-    found = _running_call(entry.thread_id)
-    if found is None:
-        return
-    tool, frame_id, t0 = found
-    if (frame_id, t0) == entry.reported or tool.kind not in ("coroutine", "async_generator"):
-        return
-    blocked = min(late, time.perf_counter() - t0)
+def _report(tool: ToolDefinition, blocked: float) -> bool:
+    """Log and count a block longer than the tool's limit; whether it was one."""
     limit = tool.timeout if tool.timeout is not None else BLOCK_LIMIT
     if blocked < limit:
-        return
-    entry.reported = (frame_id, t0)
+        return False
     with tool._abandoned_lock:
         tool._loop_blocks += 1
         blocks = tool._loop_blocks
@@ -139,3 +111,4 @@ def _check(entry: _Loop, late: float) -> None:
         blocks,
         tool.max_abandoned_threads,
     )
+    return True
