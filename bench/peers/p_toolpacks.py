@@ -28,6 +28,10 @@ async def build() -> Adapter:
     from toolpacks import tool
 
     t_async, t_sync = tool(add_async), tool(add)
+    # The JSON text path measured is the one that refuses duplicate keys: prove it still does.
+    refused = await t_async.invoke('{"a": 1, "a": 2, "b": 2}')
+    if not refused.is_error or "duplicate key" not in refused.content:
+        raise AssertionError("duplicate keys were not refused on the JSON text path")
     return Adapter(
         async_dict=t_async.invoke,
         async_json=t_async.invoke,

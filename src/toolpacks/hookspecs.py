@@ -23,7 +23,8 @@ caller. ``authorize`` decides whether a call may run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import pluggy
@@ -59,7 +60,15 @@ Decision = Literal["allow", "deny", "ask"]
 
 
 class Register(Protocol):
-    """The callback a pack's ``register_tools`` receives."""
+    """The callback a pack's ``register_tools`` receives, with the pack's settings."""
+
+    pack: str
+    """The name the pack is loaded under (an alias's own name)."""
+    config: Mapping[str, Any]
+    """The pack's settings from ``[packs.NAME]``, environment references resolved."""
+    config_dir: Path | None
+    """The directory of the configuration file the settings came from: resolve relative
+    paths in them against it, never against the working directory (None: from code)."""
 
     def __call__(self, item: Any, /, **options: Any) -> None:
         """Register ``item`` as one of the pack's tools.
@@ -142,7 +151,8 @@ def authorize(
 
     Args:
         tool: The tool to be called.
-        arguments: The raw arguments as the model sent them (a dict).
+        arguments: The arguments after the gate and validation, as JSON values (defaults
+            filled in, secret values masked); a call with invalid arguments never gets here.
         context: The call's context; ``context.agent_id`` names the agent.
     """
 

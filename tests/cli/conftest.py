@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import re
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +113,123 @@ def clock_source() -> Iterator[str]:
 
     if hasattr(builtins, "CLI_PACK_IMPORTED"):
         del builtins.CLI_PACK_IMPORTED
+
+
+# -- the real command line in a subprocess -------------------------------------------------------
+
+
+class Cli:
+    """Runs ``python -m toolpacks`` in a fresh interpreter with an isolated environment.
+
+    HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, TOOLPACKS_TRUST_FILE and TOOLPACKS_CACHE_DIR point
+    into the test's directory; only the packs of ``site`` may load (``TOOLPACKS_PACKS``),
+    found through ``PYTHONPATH``.
+    """
+
+    def __init__(self, tmp_path: Path, site: Site) -> None:
+        self.tmp = tmp_path
+        self.site = site
+        self.home = tmp_path / "home"
+        self.home.mkdir()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment a command runs in."""
+        import os
+
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("TOOLPACKS_", "XDG_")) and k not in ("PYTHONPATH", "HOME")
+        }
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            TOOLPACKS_TRUST_FILE=str(self.tmp / "trusted.json"),
+            TOOLPACKS_CACHE_DIR=str(self.tmp / "cache"),
+            TOOLPACKS_PACKS=",".join(self.site.allowed),
+            PYTHONPATH=str(self.site.root),
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        env.update(extra)
+        return env
+
+    def run(
+        self,
+        *argv: str,
+        cwd: Path,
+        python: tuple[str, ...] = ("-m", "toolpacks"),
+        stdin: Any = None,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``toolpacks *argv`` in ``cwd``; stdout and stderr are captured as text."""
+        return subprocess.run(
+            [sys.executable, *python, *argv],
+            cwd=cwd,
+            env=env or self.env(),
+            stdin=stdin if input is None else None,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    @staticmethod
+    def error_line(stderr: str) -> str:
+        """The one ``toolpacks: error: ...`` line of ``stderr`` (fails unless exactly one).
+
+        No traceback, and no ``toolpacks: ValueError: ...`` line.
+        """
+        lines = [line for line in stderr.splitlines() if line.startswith("toolpacks: error: ")]
+        assert len(lines) == 1, stderr
+        assert "Traceback" not in stderr, stderr
+        assert not re.search(r"^toolpacks: \w*(Error|Exception):", stderr, re.M), stderr
+        return lines[0]
+
+
+class Place:
+    """A working directory of one of three kinds, and the arguments that select its config.
+
+    ``none``: no configuration at all. ``implicit``: a ``toolpacks.toml`` in the directory,
+    not trusted. ``explicit``: the configuration elsewhere, passed with ``--config``.
+    """
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.cwd = tmp_path / f"cwd-{kind}"
+        self.cwd.mkdir()
+        self.config_path: Path | None = None
+
+    def configure(self, text: str) -> None:
+        """Write the configuration (nothing for ``none``)."""
+        if self.kind == "implicit":
+            self.config_path = self.cwd / "toolpacks.toml"
+        elif self.kind == "explicit":
+            self.config_path = self.cwd.parent / f"config-{next(_counter)}.toml"
+        else:
+            return
+        self.config_path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+    def argv(self, *argv: str) -> tuple[str, ...]:
+        """``argv`` preceded by ``--config PATH`` for an explicit configuration."""
+        if self.kind == "explicit" and self.config_path is not None:
+            return ("--config", str(self.config_path), *argv)
+        return argv
+
+
+PLACES = ("none", "implicit", "explicit")
+
+
+@pytest.fixture
+def cli(tmp_path: Path, site: Site) -> Cli:
+    """The command line, run in a subprocess (see ``Cli``)."""
+    return Cli(tmp_path, site)
+
+
+@pytest.fixture(params=PLACES)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    """Each kind of working directory in turn (see ``Place``)."""
+    return Place(str(request.param), tmp_path)

@@ -177,7 +177,7 @@ def test_pack_hooks_fire_with_agent_id_in_context(pack_of: Callable[..., Any]) -
     def after_invoke(tool: Any, result: Any, context: ToolContext) -> None:
         events.append(("after", result.value, context.agent_id))
 
-    host = Host({}, discover=False)
+    host = Host({"agents": {"alice": {}}}, discover=False)
     host.add_pack(pack_of(echo, before_invoke=before_invoke, after_invoke=after_invoke), "p")
     assert call(host.toolset("alice"), "echo", {"text": "hi"}).value == "hi"
     assert events == [("before", "echo", "alice"), ("after", "hi", "alice")]

@@ -38,8 +38,12 @@ def ops(pack_of: Callable[..., Any]) -> Any:
     return pack_of(shutdown, pay, read)
 
 
+_AGENTS = {"agents": {"admin": {}, "bob": {}, "guest": {}}}
+"""Agents must be defined to be named: an unknown agent is a configuration error."""
+
+
 def _host(ops: Any, config: dict[str, Any] | None = None, **options: Any) -> Host:
-    host = Host(config or {}, discover=False, **options)
+    host = Host({**_AGENTS, **(config or {})}, discover=False, **options)
     host.add_pack(ops, "ops")
     return host
 

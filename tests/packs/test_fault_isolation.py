@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolpacks import Host, Toolbox, hookimpl, tool
+from toolpacks import Host, PackError, Toolbox, hookimpl, tool
 from toolpacks.testing import call
 
 
@@ -207,15 +207,15 @@ def test_failed_pack_is_loaded_once() -> None:
     assert attempts == [1]
 
 
-def test_explicitly_requested_failed_pack_is_logged(
+def test_explicitly_requested_failed_pack_fails_the_toolset(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A toolset built without a failed pack says so in the log."""
+    """A pack asked for by name must load; its failure is logged once, with the cause."""
     host = Host({}, discover=False)
     host.add_pack(_raising_pack(RuntimeError("down")), "bad")
-    with caplog.at_level(logging.WARNING, logger="toolpacks"):
-        assert host.toolset(packs=["bad"]).names() == []
-    assert "is left out of the toolset: RuntimeError: down" in caplog.text
+    with caplog.at_level(logging.WARNING, logger="toolpacks"), pytest.raises(PackError):
+        host.toolset(packs=["bad"])
+    assert caplog.text.count("RuntimeError: down") == 1
 
 
 def test_toolbox_registration_with_options_is_refused(pack_of: Callable[..., Any]) -> None:

@@ -210,7 +210,12 @@ def test_fuzzed_arguments_always_give_a_result() -> None:
     )
     arguments = st.dictionaries(names, json_values, max_size=10) | json_values
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=300,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(arguments, st.booleans(), st.sampled_from(["everything", "count", "echo", "nope"]))
     def check(args: Any, as_text: bool, name: str) -> None:
         payload: Any = args

@@ -17,9 +17,15 @@ from toolpacks_sqlite import SQLiteTools
 class FakeRegister:
     """Records what a pack registers; carries the pack's settings like the host's callback."""
 
-    def __init__(self, config: Mapping[str, Any] | None = None, pack: str = "sqlite") -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any] | None = None,
+        pack: str = "sqlite",
+        config_dir: Path | None = None,
+    ) -> None:
         self.config: Mapping[str, Any] = dict(config or {})
         self.pack = pack
+        self.config_dir = config_dir
         self.items: list[tuple[Any, dict[str, Any]]] = []
 
     def __call__(self, item: Any, /, **options: Any) -> None:
@@ -38,14 +44,22 @@ def test_register_tools_registers_one_configured_toolbox(shop: Path) -> None:
     assert [t.name for t in item.tools()] == ["list_tables", "describe_table", "query"]
 
 
-def test_relative_database_is_relative_to_working_directory(
-    shop: Path, monkeypatch: pytest.MonkeyPatch
+def test_relative_database_is_relative_to_the_configuration_file(
+    shop: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A relative database path is resolved against the working directory, once."""
-    monkeypatch.chdir(shop.parent.parent)
-    register = FakeRegister({"database": "data/shop.db"})
+    """A relative database path is resolved against the config file's directory, not cwd."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    register = FakeRegister({"database": "data/shop.db"}, config_dir=shop.parent.parent)
     toolpacks_sqlite.register_tools(register)
     assert register.items[0][0].database == shop.resolve()
+
+
+def test_relative_database_without_a_configuration_file_is_refused(shop: Path) -> None:
+    """Settings from code have no file to be relative to: only an absolute path will do."""
+    with pytest.raises(ValueError, match="relative path"):
+        toolpacks_sqlite.register_tools(FakeRegister({"database": "data/shop.db"}))
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolpacks.cli._checks import (
+    agent_findings,
+    allowed_agent_findings,
+    unknown_packs,
+    with_hint,
+)
+from toolpacks.cli._errors import key_hints
+from toolpacks.cli._logs import LogRedactor, conflict_notes, redacted_logs
 from toolpacks.core._secrets import (
     MIN_ENV_LEN,
     REDACTED,
@@ -40,8 +46,9 @@ __all__ = [
 class Finding:
     """One problem or warning."""
 
-    level: Literal["error", "warning"]
-    """Errors make ``doctor`` exit non-zero; warnings do not."""
+    level: Literal["error", "warning", "info"]
+    """Errors make ``doctor`` exit non-zero; warnings do not; info is a note (a conflict a
+    policy resolved)."""
     topic: str
     """What it concerns: ``config``, ``pack NAME``, ``agent NAME``, ``pin NAME``."""
     message: str
@@ -59,7 +66,7 @@ class Report:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Values never to report (see ``config_secrets``)."""
 
-    def add(self, level: Literal["error", "warning"], topic: str, message: str) -> None:
+    def add(self, level: Literal["error", "warning", "info"], topic: str, message: str) -> None:
         """Record a finding, with secrets (and token-like strings) redacted."""
         self.findings.append(
             Finding(level, redact_text(topic, self.secrets), redact_text(message, self.secrets))
@@ -69,6 +76,11 @@ class Report:
     def ok(self) -> bool:
         """Whether nothing is an error."""
         return all(f.level != "error" for f in self.findings)
+
+    @property
+    def clean(self) -> bool:
+        """Whether nothing is an error or a warning."""
+        return all(f.level == "info" for f in self.findings)
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -120,50 +132,6 @@ def shown(value: Any, secrets: tuple[str, ...]) -> Any:
     return value
 
 
-class LogRedactor(logging.Filter):
-    """Rewrites each log record with secrets and token-like strings redacted.
-
-    Set ``secrets`` once they are known; until then only token-like strings and URL
-    passwords are hidden.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: tuple[str, ...] = ()
-        """Values to redact (see ``config_secrets``)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Redact the message, the traceback and the stack of ``record`` in place."""
-        record.msg = redact_text(record.getMessage(), self.secrets)
-        record.args = None
-        if record.exc_info:
-            trace = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = redact_text(trace, self.secrets)
-        if record.stack_info:
-            record.stack_info = redact_text(record.stack_info, self.secrets)
-        return True
-
-
-@contextmanager
-def redacted_logs() -> Iterator[LogRedactor]:
-    """Print toolpacks' warnings to stderr (as Python does by default), redacted.
-
-    Packs that fail to load are logged with their error, which may quote a setting; while
-    ``show`` or ``doctor`` runs, those records pass through the yielded ``LogRedactor``.
-    """
-    redactor = LogRedactor()
-    handler = logging.StreamHandler()
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    handler.addFilter(redactor)
-    logger = logging.getLogger("toolpacks")
-    logger.addHandler(handler)
-    try:
-        yield redactor
-    finally:
-        logger.removeHandler(handler)
-
-
 def _normalize(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
@@ -184,7 +152,8 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
     try:
         host = Host(config)
     except ToolpacksError as exc:
-        report.add("error", "config", str(exc))
+        hints = key_hints(str(exc)) if isinstance(exc, ConfigError) else []
+        report.add("error", "config", "\n  ".join([str(exc), *hints]))
         return report
     report.secrets = logs.secrets = config_secrets(host)
     for problem in host.discovery_problems:
@@ -216,10 +185,16 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
         report.add(
             "warning",
             f"pack {name}",
-            f"{host.config.source}: [packs.{name}] configures a pack that is not installed "
-            f"(installed: {', '.join(installed) or 'none'})",
+            with_hint(
+                f"{host.config.source}: [packs.{name}] configures a pack that is not installed "
+                f"(installed: {', '.join(installed) or 'none'})",
+                name,
+                installed,
+            ),
         )
-    for wanted in sorted(configured):
+    for wanted in sorted(configured & set(installed)):
+        # A configured name no pack has is the user's typo (reported with the agent), not
+        # a look-alike distribution's doing.
         candidates = {_normalize(wanted), _normalize(f"toolpacks-{wanted}")}
         for info in installed.values():
             # A look-alike distribution may well declare the very pack name it imitates,
@@ -236,12 +211,7 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
                     f"distribution {info.distribution!r} is one letter away from the configured "
                     f"pack {wanted!r}; check it is the package you meant to install (typosquat?)",
                 )
-    agents: list[str | None] = [*host.config.config.agents] or [None]
-    for agent in agents:
-        try:
-            host.toolset(agent)
-        except (ConfigError, ToolpacksError) as exc:
-            report.add("error", f"agent {agent or '(default)'}", str(exc))
+    _check_agents(host, report)
     try:
         from toolpacks.host._lockfile import check_pins
 
@@ -251,6 +221,32 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
         report.add("error", "pins", str(exc))
     host.close()
     return report
+
+
+def _check_agents(host: Host, report: Report) -> None:
+    """Build every agent's toolset (or the default one); check what each names."""
+    configured = host.config.config.agents
+    agents: list[str | None] = [*configured] or [None]
+    for agent in agents:
+        topic = f"agent {agent or '(default)'}"
+        unknown = unknown_packs(host, configured[agent]) if agent is not None else []
+        count: int | None = None
+        with conflict_notes() as notes:
+            try:
+                count = len(host.toolset(agent))
+            except ToolpacksError as exc:
+                message = str(exc)
+                if "did you mean" not in message:
+                    message = "; ".join([message, *unknown])
+                report.add("error", topic, message)
+                unknown = []
+        for message in unknown:
+            report.add("warning", topic, message)
+        for note in notes:
+            report.add("info", topic, f"conflict resolved: {note}")
+        if agent is not None:
+            agent_findings(host, agent, configured[agent], count, report.add)
+    allowed_agent_findings(host, list(configured), report.add)
 
 
 def run_doctor(args: argparse.Namespace) -> int:
@@ -272,7 +268,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         print(f"{f.level}: {f.topic}: {f.message}")
     print(
         "ok: no problems found"
-        if report.ok and not report.findings
+        if report.clean
         else ("ok (with warnings)" if report.ok else "problems found")
     )
     return 0 if report.ok else 1

@@ -27,8 +27,13 @@ def _read_config(config: str | None) -> dict[str, Any]:
         return {}
     try:
         data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}  # `toolpacks doctor` reports configuration errors
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        if config is None:
+            return {}  # `toolpacks doctor` reports configuration errors
+        from toolpacks.exceptions import ConfigError
+
+        reason = exc.strerror if isinstance(exc, OSError) else f"invalid TOML: {exc}"
+        raise ConfigError(f"{path}: cannot read configuration: {reason}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         data = tool.get("toolpacks", {}) if isinstance(tool, dict) else {}
@@ -66,9 +71,12 @@ def list_packs(
     Each dict has ``name``, ``distribution``, ``version``, ``module``, ``status``, ``error``,
     ``source`` and ``alias_of``.
 
+    Raises:
+        ConfigError: ``config`` was given and cannot be read or parsed.
+
     Args:
         config: The configuration file (default: ``toolpacks.toml`` or ``pyproject.toml``
-            in the working directory).
+            in the working directory, ignored when unreadable).
         path: Directories to search instead of ``sys.path``.
         environ: The environment (``TOOLPACKS_DISABLE``, ``TOOLPACKS_PACKS``).
     """

@@ -1,23 +1,31 @@
 """The ``toolpacks`` command line.
 
 Commands that only list packs (``list``, ``--version``) import neither pydantic nor any
-pack; everything else builds a ``Host``. Errors print one line (``--debug`` for the trace).
+pack; everything else builds a ``Host``. Every error prints ``toolpacks: error: <message>``
+(hints on the lines below; ``--debug`` for the trace) and exits non-zero. Log records go to
+stderr once each (``--verbose`` adds notes such as resolved tool-name conflicts).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
 
 from toolpacks._version import __version__
+from toolpacks.cli._call import cmd_call, cmd_serve
+from toolpacks.cli._commands import (
+    cmd_list,
+    cmd_lock,
+    cmd_new,
+    cmd_new_tool,
+    cmd_show,
+    cmd_toolset,
+)
+from toolpacks.cli._errors import CliError, CliParser, report
 
-if TYPE_CHECKING:
-    from toolpacks.cli._doctor import LogRedactor
-
-__all__ = ["main"]
+__all__ = ["CliError", "main"]
 
 EPILOG = """examples:
   toolpacks list                         installed packs (imports none of them)
@@ -30,12 +38,8 @@ EPILOG = """examples:
 """
 
 
-class CliError(Exception):
-    """A failure reported as one line on stderr, exit status 2."""
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="toolpacks",
         description="A plugin-based tool registry for AI agents.",
         epilog=EPILOG,
@@ -44,12 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"toolpacks {__version__}")
     parser.add_argument("--config", help="configuration file (default: ./toolpacks.toml)")
     parser.add_argument("--debug", action="store_true", help="show stack traces on errors")
-    # The same options after the command name (`toolpacks list --config x.toml`).
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    common.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    parser.add_argument(
+        "--verbose", action="store_true", help="also log notes (resolved tool-name conflicts)"
     )
+    # The same options after the command name (`toolpacks list --config x.toml`).
+    common = CliParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    for flag in ("--debug", "--verbose"):
+        common.add_argument(
+            flag, action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
@@ -82,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="exposed or qualified tool name")
     p.add_argument("--args", default="{}", help="arguments as a JSON object")
     p.add_argument("--agent", help="call through this agent's toolset")
+    p.add_argument(
+        "--approve",
+        action="store_true",
+        help="approve the call if the tool requires approval (else a terminal is asked)",
+    )
     p.add_argument("--json", action="store_true")
     p = add(
         "doctor",
@@ -118,169 +131,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _host(args: argparse.Namespace) -> Any:
-    from toolpacks.host._host import Host
-
-    return Host(args.config)
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, sort_keys=True, default=str))
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    """``toolpacks list``."""
-    if args.tools:
-        host = _host(args)
-        for info in host.packs:
-            if info.status == "available":
-                host.load(info.name)
-        packs = [p.to_dict() for p in host.packs]
-        tools = {
-            q: sorted(t.tags)
-            for p in host.packs
-            if p.status == "loaded"
-            for q, t in host.load(p.name).tools.items()
-        }
-        if args.json:
-            _print_json(
-                {"packs": packs, "tools": [{"name": q, "tags": tg} for q, tg in tools.items()]}
-            )
-            return 0
-        for p in packs:
-            print(_pack_line(p))
-            for q in p["tools"]:
-                tags = ", ".join(tools.get(q, []))
-                print(f"    {q}" + (f"  [{tags}]" if tags else ""))
-        return 0
-    from toolpacks.cli._listing import list_packs
-
-    packs = list_packs(args.config)
-    if args.json:
-        _print_json({"packs": packs})
-        return 0
-    if not packs:
-        print("no packs installed (entry point group 'toolpacks')")
-    for p in packs:
-        print(_pack_line(p))
-    return 0
-
-
-def _pack_line(p: dict[str, Any]) -> str:
-    dist = f"{p['distribution']} {p['version']}" if p.get("distribution") else p.get("source", "")
-    line = f"{p['name']:<20} {p['status']:<10} {dist}"
-    if p.get("error"):
-        line += f"  ({p['error']})"
-    return line
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    """``toolpacks show``; secrets are redacted by key (nested tables included) and by value."""
-    from toolpacks.cli._doctor import redacted_logs
-
-    with redacted_logs() as logs:
-        return _show(args, logs)
-
-
-def _show(args: argparse.Namespace, logs: LogRedactor) -> int:
-    from toolpacks.cli._doctor import config_secrets, shown
-    from toolpacks.core._secrets import redact
-
-    host = _host(args)
-    secrets = logs.secrets = config_secrets(host)
-    names = {p.name for p in host.packs}
-    if args.name in names:
-        info = host.load(args.name).info
-        data = shown(info.to_dict(), secrets)
-        settings = host.config.config.pack_settings().get(args.name, {})
-        data["settings"] = redact(settings, secrets)
-        if args.json:
-            _print_json(data)
-        else:
-            print(_pack_line(data))
-            for key, value in data["settings"].items():
-                print(f"  setting {key} = {value!r}")
-            for q in data["tools"]:
-                print(f"  {q}")
-        return 0
-    pack = args.name.split(".", 1)[0]
-    if pack not in names:
-        raise CliError(f"no pack or tool named {args.name!r}; try `toolpacks list --tools`")
-    tools = host.load(pack).tools
-    if args.name not in tools:
-        raise CliError(
-            f"pack {pack!r} has no tool {args.name!r}; it has: {', '.join(tools) or 'none'}"
-        )
-    t = tools[args.name]
-    data = shown(
-        {
-            "name": args.name,
-            "description": t.description,
-            "tags": sorted(t.tags),
-            "input_schema": t.input_schema,
-            "output_schema": t.output_schema,
-            "require_approval": t.require_approval,
-            "allowed_agents": sorted(t.allowed_agents) if t.allowed_agents is not None else None,
-            "hints": {
-                k: getattr(t.hints, k)
-                for k in ("read_only", "destructive", "idempotent", "open_world")
-            },
-        },
-        secrets,
-    )
-    if args.json:
-        _print_json(data)
-    else:
-        print(f"{args.name}  [{', '.join(data['tags'])}]")
-        print(data["description"])
-        print(json.dumps(data["input_schema"], indent=2))
-    return 0
-
-
-def cmd_toolset(args: argparse.Namespace) -> int:
-    """``toolpacks toolset``."""
-    host = _host(args)
-    toolset = host.toolset(args.agent)
-    if args.format:
-        _print_json(toolset.definitions(args.format))
-        return 0
-    rows = [
-        {
-            "name": e.exposed,
-            "qualified": e.qualified,
-            "pack": e.pack,
-            "tags": sorted(e.tool.tags),
-            "require_approval": e.require_approval,
-        }
-        for e in toolset.entries()
-    ]
-    if args.json:
-        _print_json({"agent": args.agent, "tools": rows})
-        return 0
-    print(f"toolset for agent {args.agent or '(default)'}: {len(rows)} tools")
-    for row in rows:
-        extra = "  (approval)" if row["require_approval"] else ""
-        print(f"  {row['name']:<28} {row['qualified']:<32} [{', '.join(row['tags'])}]{extra}")
-    return 0
-
-
-def cmd_call(args: argparse.Namespace) -> int:
-    """``toolpacks call``; exit status 1 when the result is an error."""
-    import asyncio
-
-    host = _host(args)
-    try:
-        toolset = host.toolset(args.agent)
-        result = asyncio.run(toolset.call(args.name, args.args))
-    finally:
-        host.close()
-    if args.json:
-        _print_json(result.to_dict())
-    else:
-        print(result.content)
-    return 1 if result.is_error else 0
-
-
 def cmd_doctor(args: argparse.Namespace) -> int:
     """``toolpacks doctor``."""
     from toolpacks.cli._doctor import run_doctor
@@ -288,41 +138,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(args)
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """``toolpacks serve``."""
-    from toolpacks.mcp._server import serve_agent
-
-    serve_agent(args.config, args.agent, expose_errors=args.expose_errors)
-    return 0
-
-
-def cmd_new(args: argparse.Namespace) -> int:
-    """``toolpacks new``."""
-    from pathlib import Path
-
-    from toolpacks.cli._scaffold import scaffold_pack
-
-    target = scaffold_pack(args.name, Path(args.dir) if args.dir else None)
-    print(f"created {target}; next: cd {target} && pip install -e . && pytest")
-    return 0
-
-
-def cmd_new_tool(args: argparse.Namespace) -> int:
-    """``toolpacks new-tool``."""
-    from pathlib import Path
-
-    from toolpacks.filetools._loader import scaffold_tool
-
-    target = scaffold_tool(args.name, Path(args.dir))
-    print(f"created {target}")
-    return 0
-
-
 def cmd_trust(args: argparse.Namespace) -> int:
     """``toolpacks trust``."""
     from pathlib import Path
 
-    from toolpacks.host._config import find_config
+    from toolpacks.host._config import find_config, load_config, untrusted_keys
+    from toolpacks.host._trust_scope import config_fingerprint, covered_files
     from toolpacks.packs._trust import trust
 
     if args.path:
@@ -334,21 +155,19 @@ def cmd_trust(args: argparse.Namespace) -> int:
         path = found[0]
     if not path.is_file():
         raise CliError(f"{path}: no such file")
-    digest = trust(path)
-    print(
-        f"trusted {path.resolve()} (sha256 {digest[:12]}…); "
-        "it may now start MCP servers and load local tools"
-    )
-    return 0
-
-
-def cmd_lock(args: argparse.Namespace) -> int:
-    """``toolpacks lock``."""
-    from toolpacks.host._lockfile import write_lock
-
-    host = _host(args)
-    path = write_lock(host, args.output)
-    print(f"wrote {path}")
+    loaded = load_config(path)
+    files = covered_files(loaded)
+    trust(path, config_fingerprint(loaded))
+    print(f"trusted {path.resolve()} as it is now, and the code it points to:")
+    base = loaded.base_dir.resolve()
+    for file in files:
+        print(f"  {file.relative_to(base) if file.is_relative_to(base) else file}")
+    if not files:
+        print("  (no [files] dirs or MCP server scripts in its directory)")
+    keys = untrusted_keys(loaded.raw)
+    if keys:
+        print(f"it may now apply: {', '.join(keys)}")
+    print("a change to any of these needs `toolpacks trust` again")
     return 0
 
 
@@ -366,29 +185,56 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _check_config(config: str | None) -> None:
+    """``--config`` must name a file, whatever the command."""
+    if config is None:
+        return
+    path = Path(config)
+    if not path.is_file():
+        what = "is a directory, not a file" if path.is_dir() else "no such file"
+        raise CliError(
+            f"--config {config}: {what}",
+            "without --config, toolpacks reads ./toolpacks.toml, else [tool.toolpacks] in "
+            "./pyproject.toml",
+        )
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    from toolpacks.cli._logs import cli_logging
+
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    try:
-        return COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:
-        if args.debug:
-            import traceback
+    with cli_logging(verbose=args.verbose, once=args.command != "serve"):
+        try:
+            _check_config(args.config)
+            return COMMANDS[args.command](args)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            _silence_stdout()  # `toolpacks toolset --json | head`: the reader has gone
+            return 1
+        except Exception as exc:
+            if args.debug:
+                import traceback
 
-            traceback.print_exc()
+                traceback.print_exc()
+            report(exc)
             return 2
-        from toolpacks.exceptions import ToolpacksError
-
-        kind = "error" if isinstance(exc, ToolpacksError | CliError) else type(exc).__name__
-        message = str(exc).strip().replace("\n", "; ")
-        print(f"toolpacks: {kind}: {message} (run with --debug for details)", file=sys.stderr)
-        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -117,6 +117,9 @@ class _Compiler:
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1:
             return self.node(all_of[0])
+        union = self.union(schema)
+        if union is not None:
+            return union
         checks = [c for c in (self.object(schema), self.array(schema)) if c is not None]
         if len(checks) == 2:
             first, second = checks
@@ -127,6 +130,68 @@ class _Compiler:
 
             return both
         return checks[0] if checks else None
+
+    def branches(self, schema: Any, depth: int = 0) -> list[tuple[str, Any]]:
+        """The forms a union allows, as ``(JSON type or "any", schema)`` pairs, flattened."""
+        if not isinstance(schema, Mapping) or depth > 8:
+            return [("any", None)]
+        if "$ref" in schema:
+            return self.branches(self.resolve(schema["$ref"]), depth + 1)
+        options = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(options, list) and options:
+            return [b for o in options for b in self.branches(o, depth + 1)]
+        declared = schema.get("type")
+        if isinstance(declared, str):
+            return [(declared, schema)]
+        if isinstance(declared, list) and declared:
+            return [(str(t), {**schema, "type": t}) for t in declared]
+        return [("any", schema)]
+
+    def union(self, schema: Mapping[str, Any]) -> Check | None:
+        """The check of a union of different kinds (``int | list[int]``, ``float | str``).
+
+        A value is refused when no branch could take it as it is: a boolean where no branch
+        is boolean; a number where only booleans are; text that would become a non-finite
+        number where numbers but no text are allowed. Lists and objects get the checks of
+        the one array (or object) branch.
+        """
+        declared = schema.get("type")
+        if not (schema.get("anyOf") or schema.get("oneOf") or isinstance(declared, list)):
+            return None
+        forms = self.branches(schema)
+        kinds = {kind for kind, _ in forms}
+        if "any" in kinds:
+            return None
+        numbers = bool(kinds & {"integer", "number"})
+        booleans = "boolean" in kinds
+        texts = "string" in kinds
+        arrays = [self.array(s) for k, s in forms if k == "array"]
+        objects = [self.object(s) for k, s in forms if k == "object"]
+        array_check = arrays[0] if len(arrays) == 1 else None
+        object_check = objects[0] if len(objects) == 1 else None
+        expected = " or ".join(sorted(kinds - {"null"}))
+
+        def check_union(value: Any) -> None:
+            if value is True or value is False:
+                if not booleans:
+                    raise KindError(f"expected {expected}, got boolean {value!r}")
+                return
+            kind = type(value)
+            if kind is int or kind is float:
+                if booleans and not numbers:
+                    raise KindError(f"expected {expected}, got number {value!r}")
+            elif kind is str:
+                if numbers and not texts:
+                    _number(value)
+                elif booleans and not texts:
+                    raise KindError(f"expected {expected}, got string {value[:40]!r}")
+            elif kind is list or kind is tuple:
+                if array_check is not None:
+                    array_check(value)
+            elif kind is dict and object_check is not None:
+                object_check(value)
+
+        return check_union
 
     def ref(self, ref: Any) -> Check | None:
         if not isinstance(ref, str):

@@ -29,7 +29,7 @@ class ApprovalRequest:
     qualified_name: str
     """The tool's qualified name (``pack.tool``)."""
     arguments: Mapping[str, Any]
-    """The arguments, as sent."""
+    """The validated arguments as JSON values (secret values masked)."""
     agent_id: str | None
     """The agent making the call."""
     call_id: str

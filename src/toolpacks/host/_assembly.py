@@ -36,6 +36,7 @@ __all__ = [
     "check_names",
     "entries",
     "request_for",
+    "required_loaded",
     "resolve_packs",
     "select",
 ]
@@ -71,6 +72,8 @@ class ToolsetRequest:
     """Qualified names of tools that need approval."""
     predicate: Callable[[Tool], bool] | None = None
     """A last filter in code (``Host.toolset(predicate=...)``)."""
+    optional: tuple[str, ...] = ()
+    """Packs used when they load, done without when they fail or are not installed."""
 
 
 def _name_set(names: Iterable[str]) -> frozenset[str]:
@@ -117,26 +120,51 @@ def request_for(
         approval_all=approval is True,
         approval_names=frozenset() if isinstance(approval, bool) else _name_set(approval),
         predicate=overrides.get("predicate"),
+        optional=_names(pick("optional_packs")),
     )
 
 
-def resolve_packs(
-    wanted: Sequence[str], sources: Mapping[str, PackSource], scope: str
-) -> list[str]:
-    """Step 2: pack names in order: the listed ones first, then (for ``"*"``) the rest.
+def _names(value: Iterable[str] | str) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
 
-    Disabled and clashing packs are left out, with a warning when they were named.
+
+def resolve_packs(
+    wanted: Sequence[str],
+    sources: Mapping[str, PackSource],
+    scope: str,
+    optional: Sequence[str] = (),
+) -> list[str]:
+    """Step 2: pack names in order: listed, then optional, then (for ``"*"``) the rest.
+
+    Disabled and clashing packs are left out, with a warning when they were named; so are
+    optional packs that are not installed.
 
     Raises:
-        ConfigError: A named pack is unknown to the host.
+        ConfigError: A named pack (not an optional one) is unknown to the host.
     """
-    unknown = [name for name in wanted if name != "*" and name not in sources]
+    unknown = [name for name in wanted if name not in ("*", *optional) and name not in sources]
     if unknown:
+        import difflib
+
+        hints = [
+            f"{name!r} → did you mean {close[0]!r}?"
+            for name in unknown
+            if (close := difflib.get_close_matches(name, list(sources), n=1))
+        ]
         raise ConfigError(
             f"{scope}: unknown pack(s) {', '.join(unknown)}; known packs: "
-            f"{', '.join(sources) or 'none'} (is the pack installed?)"
+            f"{', '.join(sources) or 'none'} (is the pack installed?"
+            + (f" {'; '.join(hints)}" if hints else "")
+            + ")"
         )
-    names = [name for name in wanted if name != "*"]
+    missing = [name for name in optional if name not in sources]
+    if missing:
+        logger.warning(
+            "%s: optional pack(s) %s not installed; the toolset does without",
+            scope,
+            ", ".join(missing),
+        )
+    names = [name for name in (*wanted, *optional) if name != "*" and name in sources]
     if "*" in wanted:
         names.extend(name for name in sources if name not in names)
     out: list[str] = []
@@ -149,6 +177,30 @@ def resolve_packs(
         if name not in out:
             out.append(name)
     return out
+
+
+def required_loaded(loaded: list[LoadedPack], request: ToolsetRequest) -> list[LoadedPack]:
+    """Step 2b: refuse a toolset missing a pack it names; ``loaded`` when none is missing.
+
+    A pack named in ``request.packs`` that failed to load fails the toolset; one taken in
+    by ``"*"`` or listed as optional is left out (the loader logged why, once).
+
+    Raises:
+        PackError: A named, non-optional pack failed, with its distribution and cause.
+    """
+    for pack in loaded:
+        info = pack.info
+        if info.status == "failed" and info.name in request.packs:
+            if info.name in request.optional:
+                continue
+            from toolpacks.exceptions import PackError
+
+            raise PackError(
+                f"{request.scope}: {info.describe()} failed to load: {info.error}. Fix the "
+                f"cause (`toolpacks doctor` shows more), or list the pack in optional_packs "
+                "to do without it"
+            )
+    return loaded
 
 
 def check_names(

@@ -8,6 +8,7 @@ is shown.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 import types
@@ -32,6 +33,7 @@ __all__ = [
     "redact_args",
     "resolve_env",
     "shown_raw",
+    "untrusted_keys",
 ]
 
 ConflictPolicyName = Literal["error", "prefix", "first", "priority"]
@@ -51,7 +53,11 @@ class AgentConfig(_Strict):
     """How one agent's toolset is assembled (``[agents.NAME]``)."""
 
     packs: list[str] = Field(default_factory=lambda: ["*"])
-    """Packs whose tools the agent gets; ``["*"]`` for every enabled pack."""
+    """Packs whose tools the agent gets; ``["*"]`` for every enabled pack. A pack named
+    here that fails to load fails the toolset (``"*"`` skips failed packs with a warning)."""
+    optional_packs: list[str] = Field(default_factory=list)
+    """Packs the agent uses when they load, and does without (with a warning) when they
+    fail or are not installed."""
     include_tags: list[str] = Field(default_factory=list)
     """Keep only tools with at least one of these tags (empty keeps all)."""
     exclude_tags: list[str] = Field(default_factory=list)
@@ -190,12 +196,16 @@ class LoadedConfig:
     """Whether it was found in the working directory rather than passed explicitly."""
     raw: Mapping[str, Any] = field(default_factory=dict)
     """The raw mapping, before validation."""
+    digest: str | None = None
+    """SHA-256 of the bytes that were parsed (None for a mapping): what trust records."""
+    searched: Path | None = None
+    """The directory looked in when no configuration was found (None otherwise)."""
 
     def __repr__(self) -> str:
         """The configuration with secret-looking values (and MCP server environments) hidden."""
         return (
             f"{type(self).__name__}(config={self.config!r}, path={self.path!r}, "
-            f"implicit={self.implicit!r}, raw={shown_raw(self.raw)!r})"
+            f"implicit={self.implicit!r}, raw={shown_raw(self.raw)!r}, digest={self.digest!r})"
         )
 
     @property
@@ -275,13 +285,19 @@ def find_config(cwd: Path | None = None) -> tuple[Path, bool] | None:
     return None
 
 
-def _read_file(path: Path, pyproject: bool) -> dict[str, Any]:
+def _read_file(path: Path, pyproject: bool) -> tuple[dict[str, Any], str]:
+    """The configuration in ``path`` and the SHA-256 of the very bytes that were parsed."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data_bytes = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc.strerror}") from None
+    digest = hashlib.sha256(data_bytes).hexdigest()
+    try:
+        data = tomllib.loads(data_bytes.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text: {exc.reason}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if pyproject:
@@ -289,8 +305,28 @@ def _read_file(path: Path, pyproject: bool) -> dict[str, Any]:
         section = tool.get("toolpacks", {}) if isinstance(tool, dict) else {}
         if not isinstance(section, dict):
             raise ConfigError(f"{path}: [tool.toolpacks] must be a table")
-        return section
-    return data
+        return section, digest
+    return data, digest
+
+
+def untrusted_keys(raw: Mapping[str, Any]) -> list[str]:
+    """The keys of ``raw`` that grant capability or run code, so need trust when implicit.
+
+    An implicit configuration may only *select* among installed packs untrusted:
+    ``[agents.*]``, ``packs.disabled`` and ``packs.priority``. Pack settings and aliases,
+    MCP servers, file tools and host settings need ``toolpacks trust``.
+    """
+    keys: list[str] = []
+    for key, value in raw.items():
+        if key == "agents":
+            continue
+        if key == "packs" and isinstance(value, Mapping):
+            keys.extend(f"packs.{k}" for k in value if k not in _RESERVED_PACK_KEYS)
+        elif key == "mcp_servers" and isinstance(value, Mapping):
+            keys.extend(f"mcp_servers.{k}" for k in value)
+        else:
+            keys.append(str(key))
+    return keys
 
 
 def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> LoadedConfig:
@@ -305,18 +341,19 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> Lo
     """
     path: Path | None = None
     implicit = False
+    digest: str | None = None
     if config is None:
         found = find_config()
         if found is None:
-            return LoadedConfig(Config(), None, True, {})
+            return LoadedConfig(Config(), None, True, {}, searched=Path.cwd())
         path, is_pyproject = found
-        raw = _read_file(path, is_pyproject)
+        raw, digest = _read_file(path, is_pyproject)
         implicit = True
     elif isinstance(config, Mapping):
         raw = dict(config)
     else:
         path = Path(config).resolve()
-        raw = _read_file(path, path.name == "pyproject.toml")
+        raw, digest = _read_file(path, path.name == "pyproject.toml")
     source = str(path) if path else "<mapping>"
     try:
         validated = Config.model_validate(raw)
@@ -328,7 +365,7 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> Lo
                 f'{source}: agents.{name}: on_conflict = "priority" needs a `priority` list '
                 "of pack names, earliest wins (in the agent, or [packs] priority for every agent)"
             )
-    return LoadedConfig(validated, path, implicit, raw)
+    return LoadedConfig(validated, path, implicit, raw, digest)
 
 
 def _is_model(annotation: Any) -> bool:

@@ -21,6 +21,7 @@ from toolpacks.host._assembly import (
     check_names,
     entries,
     request_for,
+    required_loaded,
     resolve_packs,
     select,
 )
@@ -96,6 +97,7 @@ class Host:
         self._in_process: dict[str, PackSource] = {}
         self._host_hooks: list[GlobalHook] = []
         self._host_authorizers: list[Callable[..., Any]] = []
+        self._trusted: bool | None = None
         self.discovery_problems: tuple[str, ...] = ()
         """Malformed entry-point metadata that discovery skipped (one message each)."""
         self._discovered = self._scan()
@@ -105,12 +107,42 @@ class Host:
 
     @property
     def trusted(self) -> bool:
-        """Whether the configuration may start processes and load local code."""
-        if not self.config.implicit or self.config.path is None:
-            return True
-        from toolpacks.packs._trust import is_trusted
+        """Whether the configuration may grant capability and run code.
 
-        return is_trusted(self.config.path)
+        An explicit configuration is trusted; an implicit one when ``toolpacks trust``
+        recorded it with the same bytes and the same code (see ``_trust_scope``). Checked
+        once per host.
+        """
+        if self._trusted is None:
+            from toolpacks.host._trust_scope import trusted
+
+            self._trusted = trusted(self.config)
+        return self._trusted
+
+    def check_trusted(self) -> None:
+        """Refuse to build from an implicit configuration that needs trust and lacks it.
+
+        Raises:
+            UntrustedConfigError: The configuration was found in the working directory, is
+                not trusted as it is, and sets keys that grant capability or run code.
+        """
+        if not self.config.implicit or self.config.path is None:
+            return
+        from toolpacks.host._config import untrusted_keys
+
+        keys = untrusted_keys(self.config.raw)
+        if not keys or self.trusted:
+            return
+        from toolpacks.exceptions import UntrustedConfigError
+
+        path = self.config.path
+        raise UntrustedConfigError(
+            f"{path} was found in the working directory and is not trusted (or it, or code it "
+            f"points to, changed since it was trusted). It sets {', '.join(keys)}, which can "
+            "grant access or run code; untrusted, only [agents.*], packs.disabled and "
+            f"packs.priority apply. Review it, then run `toolpacks trust` in {path.parent}, "
+            f"or pass it explicitly (--config {path.name} / Host(config=...))."
+        )
 
     def _scan(self) -> dict[str, PackSource]:
         """Installed packs, unless discovery is off; records discovery's problems."""
@@ -273,7 +305,8 @@ class Host:
             return load_mcp_pack(info, source.extra, self.config.base_dir)
         if info.source == "files":
             return self._load_files(info, source.extra)
-        return load_pack(self._pm, source, settings, state.plugins, secrets)
+        config_dir = self.config.path.parent if self.config.path is not None else None
+        return load_pack(self._pm, source, settings, state.plugins, secrets, config_dir)
 
     def _load_files(self, info: PackInfo, dirs: list[Any]) -> LoadedPack:
         from toolpacks.filetools._loader import load_tools_dir
@@ -334,21 +367,35 @@ class Host:
     # -- toolsets -----------------------------------------------------------------------------
 
     def agent_config(self, agent: str | None) -> AgentConfig:
-        """The configuration of ``agent`` (every pack, no filters, when none is configured).
+        """The configuration of ``agent``; with no agent, every pack with no filters.
 
         Raises:
-            ConfigError: Agents are configured but ``agent`` is not one of them.
+            ConfigError: No configuration defines ``agent`` (also when there is none).
         """
-        agents = self.config.config.agents
-        if agent is None or not agents:
+        if agent is None:
             return AgentConfig()
-        try:
-            return agents[agent]
-        except KeyError:
-            raise ConfigError(
-                f"{self.config.source}: no agent named {agent!r}; configured agents: "
-                f"{', '.join(sorted(agents))}"
-            ) from None
+        agents = self.config.config.agents
+        found = agents.get(agent)
+        if found is not None:
+            return found
+        raise ConfigError(self._no_agent(agent))
+
+    def _no_agent(self, agent: str) -> str:
+        import difflib
+
+        agents = sorted(self.config.config.agents)
+        config = self.config
+        if config.path is None and config.searched is not None:
+            return (
+                f"no agent named {agent!r}: no configuration was found in {config.searched} "
+                "(looked for toolpacks.toml, then [tool.toolpacks] in pyproject.toml); "
+                "create one with an [agents.NAME] table, or pass --config FILE "
+                "(Host(config=...)); with no agent, every installed pack is used"
+            )
+        close = difflib.get_close_matches(agent, agents, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        listed = ", ".join(agents) if agents else "none (add an [agents.NAME] table)"
+        return f"{config.source}: no agent named {agent!r}; configured agents: {listed}{hint}"
 
     def toolset(
         self,
@@ -364,16 +411,23 @@ class Host:
         require_approval: bool | Iterable[str] | None = None,
         predicate: Callable[[Tool], bool] | None = None,
         approval: ApprovalHandler | None = None,
+        optional_packs: Sequence[str] | None = None,
     ) -> Toolset:
         """Build the toolset ``agent``'s configuration describes; keywords override it.
 
-        A pack that failed to load is left out (with a warning; ``toolpacks doctor`` shows
-        why); every other pack keeps working.
+        A pack named explicitly (in the agent's ``packs`` or in ``packs=``) must load: if it
+        fails, so does the toolset. Packs taken in by ``"*"`` or listed in
+        ``optional_packs`` are left out when they fail (the loader logs why once;
+        ``toolpacks doctor`` shows it).
 
         Raises:
             ConfigError: Unknown agent, unknown pack, bad rename, approval list or policy.
+            PackError: A pack named explicitly failed to load.
+            UntrustedConfigError: The configuration was found implicitly, is not trusted,
+                and sets keys that need trust.
             ToolConflictError: Two packs offer one exposed name under ``on_conflict="error"``.
         """
+        self.check_trusted()
         state = self._state
         configured = agent is not None and agent in self.config.config.agents
         request = request_for(
@@ -391,15 +445,11 @@ class Host:
                 "rename": rename,
                 "require_approval": require_approval,
                 "predicate": predicate,
+                "optional_packs": optional_packs,
             },
         )
-        names = resolve_packs(request.packs, state.sources, request.scope)
-        loaded = [self.load(name) for name in names]
-        for pack in loaded:
-            if pack.info.status == "failed":
-                logger.warning(
-                    "%s is left out of the toolset: %s", pack.info.describe(), pack.info.error
-                )
+        names = resolve_packs(request.packs, state.sources, request.scope, request.optional)
+        loaded = required_loaded([self.load(name) for name in names], request)
         check_names(request, loaded, state.sources)
         from toolpacks.packs._pinning import load_pins, lock_path
 

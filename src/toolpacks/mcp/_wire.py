@@ -39,6 +39,8 @@ DuplicateAnswer = Callable[[str, str], "mcp_types.CallToolResult | mcp_types.Err
 
 logger = logging.getLogger("toolpacks.mcp")
 _BAD_ID = "Invalid Request: id: must be a string or an integer"
+_BAD_TEXT_ID = "Invalid Request: id: must be valid Unicode text (it holds a lone surrogate)"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEY_END = re.compile(rb'"\s*:')
 _Id = str | int | None
 
@@ -115,6 +117,9 @@ def decode_line(
         value, duplicates = _parse(line)
     except _Malformed as exc:
         return Answer(error_message(mcp_types.PARSE_ERROR, f"Parse error: {exc}"))
+    if isinstance(value, dict) and _unencodable(value.get("id")):
+        # An id no response could carry as sent: the client could never match the answer.
+        return Answer(error_message(mcp_types.INVALID_REQUEST, _BAD_TEXT_ID))
     if duplicates:
         return Answer(_answer_duplicates(value, duplicates, answer_duplicate))
     try:
@@ -211,6 +216,15 @@ def _count_keys(value: Any) -> int:
         elif type(item) is list:
             stack.extend(v for v in item if type(v) is dict or type(v) is list)
     return count
+
+
+def _unencodable(request_id: Any) -> bool:
+    """Whether ``request_id`` is text holding a lone surrogate (not valid Unicode)."""
+    return (
+        isinstance(request_id, str)
+        and not request_id.isascii()
+        and _SURROGATE.search(request_id) is not None
+    )
 
 
 def _readable_id(value: Any) -> _Id:

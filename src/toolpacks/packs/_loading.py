@@ -141,11 +141,16 @@ def new_plugin_manager() -> pluggy.PluginManager:
 class Registrar:
     """The ``register`` callback handed to a pack's ``register_tools``."""
 
-    def __init__(self, pack: str, config: Mapping[str, Any]) -> None:
+    def __init__(
+        self, pack: str, config: Mapping[str, Any], config_dir: Path | None = None
+    ) -> None:
         self.pack = pack
         """The pack registering."""
         self.config: Mapping[str, Any] = config
         """The pack's settings from ``[packs.NAME]`` (empty when none)."""
+        self.config_dir = config_dir
+        """The directory of the configuration file the settings came from, to resolve
+        relative paths in them against (None when the settings came from code)."""
         self.tools: list[Tool] = []
         """Tools registered from code, in order."""
         self.file_tools: list[Tool] = []
@@ -306,6 +311,7 @@ def load_pack(
     settings: Mapping[str, Any],
     registry: dict[str, Any],
     secrets: tuple[str, ...] = (),
+    config_dir: Path | None = None,
 ) -> LoadedPack:
     """Import and register one pack; a failure is returned as a ``failed`` pack, not raised.
 
@@ -321,7 +327,7 @@ def load_pack(
         with _RealInterrupts() as interrupts:
             plugin = _plugin_for(pm, source, registry)
             _check_hooks(pm, plugin)
-            registrar = Registrar(info.name, settings)
+            registrar = Registrar(info.name, settings, config_dir)
             for impl in _impls(pm, "register_tools", plugin):
                 _caller(impl)(register=registrar)
             tools, problems = _collect(registrar, info.name)

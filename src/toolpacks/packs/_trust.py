@@ -1,8 +1,10 @@
 """Trusting a configuration found implicitly, the way direnv's ``allow`` works.
 
-A ``toolpacks.toml`` found in the working directory could come from a cloned repository; it
-may not start MCP servers or load local tool directories until the user trusts that file,
-by path and SHA-256 of its content. Changing the file withdraws the trust.
+A ``toolpacks.toml`` found in the working directory could come from a cloned repository. It
+may select among installed packs untrusted, but whatever grants capability or runs code
+(pack settings, MCP servers, file tools, host settings) waits until the user trusts it.
+Trust is recorded by path with a fingerprint of the configuration bytes that were parsed and
+of every file of code it points to; a change to any of them withdraws the trust.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["is_trusted", "trust", "trust_store_path", "untrust"]
+__all__ = ["fingerprint", "is_trusted", "trust", "trust_store_path", "untrust"]
 
 
 def trust_store_path() -> Path:
@@ -24,8 +27,24 @@ def trust_store_path() -> Path:
     return Path(base) / "toolpacks" / "trusted.json"
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def fingerprint(config_digest: str, files: Iterable[Path], base: Path) -> str:
+    """One SHA-256 over the configuration's digest and each file's path and content.
+
+    A file that cannot be read counts as missing, so its appearing later changes the
+    fingerprint too.
+    """
+    total = hashlib.sha256(b"toolpacks-trust-v2\0" + config_digest.encode())
+    for path in sorted(files):
+        try:
+            name = str(path.relative_to(base))
+        except ValueError:
+            name = str(path)
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digest = "missing"
+        total.update(f"\0{name}\0{digest}".encode("utf-8", "surrogateescape"))
+    return total.hexdigest()
 
 
 def _read() -> dict[str, str]:
@@ -44,23 +63,16 @@ def _write(entries: dict[str, str]) -> None:
     os.replace(tmp, store)
 
 
-def is_trusted(path: Path) -> bool:
-    """Whether ``path`` is trusted with its current content."""
-    resolved = path.resolve()
-    try:
-        return _read().get(str(resolved)) == _digest(resolved)
-    except OSError:
-        return False
+def is_trusted(path: Path, print_: str) -> bool:
+    """Whether ``path`` is trusted with this fingerprint (see ``fingerprint``)."""
+    return _read().get(str(path.resolve())) == print_
 
 
-def trust(path: Path) -> str:
-    """Trust ``path`` as it is now; returns the recorded SHA-256."""
-    resolved = path.resolve()
-    digest = _digest(resolved)
+def trust(path: Path, print_: str) -> None:
+    """Trust ``path`` with this fingerprint."""
     entries = _read()
-    entries[str(resolved)] = digest
+    entries[str(path.resolve())] = print_
     _write(entries)
-    return digest
 
 
 def untrust(path: Path) -> bool:

@@ -3,13 +3,18 @@
 The pack registers one ``FileTools`` instance configured from ``[packs.files]``::
 
     [packs.files]
-    root = "./docs"        # default: the working directory
+    root = "docs"          # required; relative to the configuration file's directory
     max_bytes = 65536      # most bytes read_file returns per call
+
+There is no default root: without ``root`` the pack fails to load, so the tools never read
+whatever directory a process happens to start in.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from toolpacks import hookimpl
@@ -36,30 +41,66 @@ _HOST_KEYS = frozenset({"pack"})
 """Keys the host itself uses in a pack's table (``pack`` names the pack an alias copies)."""
 
 
-def tools_from_config(config: Mapping[str, Any]) -> FileTools:
-    """Build the ``FileTools`` instance a ``[packs.files]`` table describes.
+def tools_from_config(
+    config: Mapping[str, Any],
+    pack: str = "files",
+    config_dir: str | os.PathLike[str] | None = None,
+) -> FileTools:
+    """Build the ``FileTools`` instance a ``[packs.NAME]`` table describes.
 
     Args:
-        config: The table: ``root`` (default ``"."``, relative to the working directory)
-            and ``max_bytes`` (default 65536).
+        config: The table: ``root`` (required) and ``max_bytes`` (default 65536).
+        pack: The pack's name in the host (an alias has its own), for error messages.
+        config_dir: The directory of the configuration file the table comes from; a
+            relative ``root`` is resolved against it. ``None`` (a configuration given as a
+            mapping) accepts only an absolute root, or one starting with ``~``.
 
     Raises:
-        ValueError: A key is unknown or a value is invalid; the message says which.
+        ValueError: ``root`` is missing, relative with no ``config_dir``, or not a
+            directory; a key is unknown or a value is invalid. The message says which and
+            how to fix it.
     """
+    table = f"[packs.{pack}]"
     unknown = sorted(set(config) - SETTINGS - _HOST_KEYS)
     if unknown:
         raise ValueError(
-            f"unknown setting(s) {', '.join(unknown)} for the files pack; "
-            f"it reads: {', '.join(sorted(SETTINGS))}"
+            f"unknown setting(s) {', '.join(unknown)} in {table}; "
+            f"the files pack reads: {', '.join(sorted(SETTINGS))}"
         )
-    root = config.get("root", ".")
-    if not isinstance(root, str):
-        raise ValueError(f"files pack: root must be a path (a string), got {root!r}")
-    max_bytes = config.get("max_bytes", DEFAULT_MAX_BYTES)
-    return FileTools(root, max_bytes=max_bytes)
+    root = config.get("root")
+    if root is None:
+        raise ValueError(
+            f'the files pack needs a root: set {table} root = "/path/to/dir" in toolpacks.toml'
+        )
+    if not isinstance(root, str) or not root.strip():
+        raise ValueError(
+            f"{table} root must be the path of a directory (a non-empty string), got {root!r}"
+        )
+    path = Path(root).expanduser()
+    if not path.is_absolute():
+        if config_dir is None:
+            raise ValueError(
+                f"{table} root = {root!r} is a relative path, and no configuration file says "
+                "what it is relative to; give an absolute path (or one starting with ~)"
+            )
+        path = Path(config_dir) / path
+    try:
+        return FileTools(path, max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES))
+    except ValueError as exc:
+        raise ValueError(f"{table}: {exc}") from None
 
 
 @hookimpl
 def register_tools(register: Register) -> None:
-    """Register the file tools, confined to the configured root directory."""
-    register(tools_from_config(getattr(register, "config", None) or {}))
+    """Register the file tools, confined to the configured root directory.
+
+    Reads ``register.config`` (the pack's table), ``register.pack`` (its name) and
+    ``register.config_dir`` (the configuration file's directory), where the host gives them.
+    """
+    register(
+        tools_from_config(
+            getattr(register, "config", None) or {},
+            getattr(register, "pack", None) or "files",
+            getattr(register, "config_dir", None),
+        )
+    )

@@ -48,16 +48,15 @@ class FileTools(Toolbox):
     is refused by the kernel. Nothing is ever written.
 
     Args:
-        root: The directory the tools may read (``~`` is expanded; resolved once, here).
+        root: The directory the tools may read (``~`` is expanded; a relative path is
+            relative to the working directory; resolved once, here). There is no default.
         max_bytes: The most bytes ``read_file`` returns in one call.
 
     Raises:
         ValueError: ``root`` is not an existing directory, or ``max_bytes`` is not positive.
     """
 
-    def __init__(
-        self, root: str | os.PathLike[str] = ".", *, max_bytes: int = DEFAULT_MAX_BYTES
-    ) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
             raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
         self._root = Root(root)

@@ -3,7 +3,7 @@
 The pack registers one ``SQLiteTools`` instance configured from its ``[packs.NAME]`` table::
 
     [packs.sqlite]
-    database = "data/shop.db"     # required
+    database = "data/shop.db"     # required; relative to the configuration file
     max_rows = 1000               # most rows one query returns
     timeout_seconds = 10          # how long one statement may run
     max_value_bytes = 1000000     # largest string or BLOB a statement may build or read
@@ -16,7 +16,9 @@ The pack registers one ``SQLiteTools`` instance configured from its ``[packs.NAM
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from toolpacks import hookimpl
@@ -40,15 +42,21 @@ _HOST_KEYS = frozenset({"pack"})
 """Keys the host itself uses in a pack's table (``pack`` names the pack an alias copies)."""
 
 
-def tools_from_config(config: Mapping[str, Any], pack: str = "sqlite") -> SQLiteTools:
+def tools_from_config(
+    config: Mapping[str, Any],
+    pack: str = "sqlite",
+    config_dir: str | os.PathLike[str] | None = None,
+) -> SQLiteTools:
     """Build the ``SQLiteTools`` instance a ``[packs.NAME]`` table describes.
 
     Args:
-        config: The table: ``database`` (required; relative to the working directory),
+        config: The table: ``database`` (required; relative to ``config_dir``),
             ``max_rows`` (default 1000), ``timeout_seconds`` (default 10),
             ``max_value_bytes`` (default 1,000,000) and ``max_result_bytes`` (default
             2,000,000).
         pack: The pack's name in the host, for error messages.
+        config_dir: The configuration file's directory; ``None`` (a mapping) accepts only
+            an absolute ``database`` (or one starting with ``~``).
 
     Raises:
         ValueError: ``database`` is missing, a key is unknown or a value is invalid; the
@@ -66,8 +74,16 @@ def tools_from_config(config: Mapping[str, Any], pack: str = "sqlite") -> SQLite
             f'the sqlite pack needs a database file: add database = "path/to/file.db" '
             f"to [packs.{pack}] in toolpacks.toml"
         )
+    path = Path(database).expanduser()
+    if not path.is_absolute():
+        if config_dir is None:
+            raise ValueError(
+                f"[packs.{pack}] database = {database!r} is a relative path, and no "
+                "configuration file says what it is relative to; give an absolute path"
+            )
+        path = Path(config_dir) / path
     return SQLiteTools(
-        database,
+        path,
         max_rows=config.get("max_rows", DEFAULT_MAX_ROWS),
         timeout_seconds=config.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS),
         max_value_bytes=config.get("max_value_bytes", DEFAULT_MAX_VALUE_BYTES),
@@ -79,4 +95,8 @@ def tools_from_config(config: Mapping[str, Any], pack: str = "sqlite") -> SQLite
 def register_tools(register: Register) -> None:
     """Register the read-only tools of the configured SQLite database."""
     config = getattr(register, "config", None) or {}
-    register(tools_from_config(config, getattr(register, "pack", "sqlite")))
+    register(
+        tools_from_config(
+            config, getattr(register, "pack", "sqlite"), getattr(register, "config_dir", None)
+        )
+    )

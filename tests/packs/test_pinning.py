@@ -1,4 +1,4 @@
-"""Pinning (toolpacks.lock withholds changed or new tools) and trust of implicit configs."""
+"""Pinning: `toolpacks lock` records tool definitions; a changed definition is withheld."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 
 from toolpacks import ConfigError, Host, tool
 from toolpacks.host._lockfile import check_pins, write_lock
-from toolpacks.packs._trust import is_trusted, trust, untrust
 from toolpacks.testing import call
 
 
@@ -78,69 +77,3 @@ def test_corrupt_lock_file_is_a_config_error(pack_of: Callable[..., Any]) -> Non
     Path("toolpacks.lock").write_text("{nope", encoding="utf-8")
     with pytest.raises(ConfigError, match="not a valid lock file"):
         _host(pack_of(lookup)).toolset()
-
-
-IMPLICIT_WITH_CODE = """
-[files]
-dirs = ["tools"]
-
-[mcp_servers.remote]
-command = "definitely-not-run"
-"""
-
-
-def test_implicit_config_with_code_is_refused_until_trusted() -> None:
-    """An implicit config may not start MCP servers or load local tools until trusted."""
-    Path("tools").mkdir()
-    Path("toolpacks.toml").write_text(IMPLICIT_WITH_CODE, encoding="utf-8")
-    host = Host(discover=False)
-    assert not host.trusted
-    ts = host.toolset()
-    assert ts.names() == []
-    for name in ("local", "remote"):
-        info = host.pack(name)
-        assert info.status == "failed"
-        assert "not trusted" in (info.error or "")
-        assert "toolpacks trust" in (info.error or "")
-
-
-def test_trusted_implicit_config_loads_local_tools() -> None:
-    """Once trusted, the implicit config's local tools directory is loaded."""
-    Path("tools").mkdir()
-    Path("toolpacks.toml").write_text('[files]\ndirs = ["tools"]\n', encoding="utf-8")
-    trust(Path("toolpacks.toml"))
-    host = Host(discover=False)
-    assert host.trusted
-    host.toolset()
-    assert host.pack("local").status == "loaded"
-
-
-def test_changed_config_needs_trust_again() -> None:
-    """Editing a trusted file withdraws the trust; untrust withdraws it explicitly."""
-    path = Path("toolpacks.toml")
-    path.write_text('[files]\ndirs = ["tools"]\n', encoding="utf-8")
-    trust(path)
-    assert is_trusted(path)
-    path.write_text('[files]\ndirs = ["tools", "more"]\n', encoding="utf-8")
-    assert not is_trusted(path)
-    assert not Host(discover=False).trusted
-    trust(path)
-    assert Host(discover=False).trusted
-    assert untrust(path)
-    assert not Host(discover=False).trusted
-
-
-def test_explicit_config_is_trusted(tmp_path: Path) -> None:
-    """A configuration passed explicitly is trusted without `toolpacks trust`."""
-    path = tmp_path / "explicit.toml"
-    path.write_text('[files]\ndirs = ["tools"]\n', encoding="utf-8")
-    assert Host(path, discover=False).trusted
-    assert Host({"files": {"dirs": ["tools"]}}, discover=False).trusted
-
-
-def test_trust_store_location_is_overridable(tmp_path: Path) -> None:
-    """TOOLPACKS_TRUST_FILE decides where trust is recorded (the fixture points into tmp)."""
-    path = Path("toolpacks.toml")
-    path.write_text("", encoding="utf-8")
-    trust(path)
-    assert (tmp_path / "trusted.json").is_file()

@@ -1,0 +1,138 @@
+"""``toolpacks call`` (with approval on the command line) and ``toolpacks serve``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from toolpacks.cli._errors import CliError, report
+from toolpacks.cli._toolsets import build_toolset, check_agent, make_host, unknown_pack
+
+if TYPE_CHECKING:
+    from toolpacks.host._approval import ApprovalRequest
+    from toolpacks.host._host import Host
+    from toolpacks.host._toolset import Toolset
+
+__all__ = ["CliApproval", "cmd_call", "cmd_serve", "mcp_available"]
+
+MCP_MISSING = "serving over MCP needs the MCP SDK: pip install 'toolpacks[mcp]'"
+
+
+@dataclass(slots=True)
+class CliApproval:
+    """Approval for ``toolpacks call``: ``--approve`` says yes; a terminal is asked y/N.
+
+    Without either (input is not a terminal), every request is refused and remembered, so
+    the command can say how to approve it.
+    """
+
+    approve: bool
+    """``--approve`` was given."""
+    interactive: bool
+    """Standard input is a terminal: ask there (the question goes to stderr)."""
+    refused: list[str] = field(default_factory=list)
+    """Qualified names of calls refused for want of an answer."""
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        """Answer one approval request."""
+        if self.approve:
+            return True
+        if not self.interactive:
+            self.refused.append(request.qualified_name)
+            return False
+        arguments = json.dumps(dict(request.arguments), sort_keys=True, default=str)
+        sys.stderr.write(
+            f"toolpacks: {request.qualified_name} requires approval ({request.reason})\n"
+            f"  arguments: {arguments}\n"
+            "run it? [y/N] "
+        )
+        sys.stderr.flush()
+        answer = sys.stdin.readline()
+        return answer.strip().lower() in ("y", "yes")
+
+
+def _is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _call_toolset(host: Host, args: argparse.Namespace, approval: CliApproval) -> Toolset:
+    """The agent's toolset; without an agent, only the pack a qualified name names."""
+    if args.agent is None and "." in args.name:
+        pack = args.name.split(".", 1)[0]
+        info = next((p for p in host.packs if p.name == pack), None)
+        if info is None:
+            raise unknown_pack(args.name, host, "tool")
+        if info.status in ("disabled", "clash"):
+            raise CliError(f"pack {pack!r} is {info.status}: {info.error}")
+        return build_toolset(host, None, "call", packs=[pack], approval=approval)
+    return build_toolset(host, args.agent, "call", approval=approval)
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    """``toolpacks call``; exit status 1 when the result is an error.
+
+    A qualified name (``pack.tool``) without ``--agent`` builds a toolset of that pack
+    alone, so a clash between other packs does not stand in the way.
+    """
+    import asyncio
+
+    approval = CliApproval(approve=args.approve, interactive=_is_terminal())
+    host = make_host(args)
+    try:
+        toolset = _call_toolset(host, args, approval)
+        result = asyncio.run(toolset.call(args.name, args.args))
+    finally:
+        host.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=str))
+    else:
+        print(result.content)
+    if result.is_error and approval.refused:
+        report(
+            CliError(
+                f"{approval.refused[0]} requires approval, and nothing approved the call",
+                "pass --approve to approve it (or run the command on a terminal to be asked)",
+            )
+        )
+    return 1 if result.is_error else 0
+
+
+def mcp_available() -> bool:
+    """Whether the MCP SDK (the ``toolpacks[mcp]`` extra) can be imported."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``toolpacks serve``: checked before a byte of MCP is written to stdout.
+
+    Without the MCP SDK, or with an agent no configuration defines, it fails with one line.
+    """
+    if not mcp_available():
+        raise CliError(MCP_MISSING)
+    host = make_host(args)
+    try:
+        check_agent(host, args.agent)
+    finally:
+        host.close()
+    from toolpacks.cli._toolsets import toolset_errors
+    from toolpacks.mcp._server import serve_agent
+
+    try:
+        with toolset_errors(args.agent, "serve"):
+            serve_agent(args.config, args.agent, expose_errors=args.expose_errors)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "anyio"):
+            raise
+        raise CliError(f"{MCP_MISSING} (cannot import {exc.name})") from exc
+    return 0

@@ -1,0 +1,157 @@
+"""What the command line prints of toolpacks' log records, on stderr.
+
+One handler on the ``toolpacks`` logger for the whole command: every record is redacted
+(``LogRedactor``), printed once (a pack that failed is one line, however often it is
+mentioned), and records of resolved tool-name conflicts (``on_conflict = "first"`` or
+``"priority"`` picking a winner) are shown only with ``--verbose``; ``doctor`` reports them
+in its findings instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from toolpacks.core._secrets import redact_text
+
+__all__ = [
+    "LogRedactor",
+    "cli_logging",
+    "conflict_notes",
+    "is_conflict_record",
+    "redacted_logs",
+]
+
+LOGGER = "toolpacks"
+
+
+def is_conflict_record(record: logging.LogRecord) -> bool:
+    """Whether ``record`` tells of a tool-name conflict a policy resolved.
+
+    The host's conflict policies log from ``toolpacks/host/_conflicts.py`` (or, should they
+    get a logger of their own, from ``toolpacks.conflicts``).
+    """
+    return record.name.startswith(f"{LOGGER}.conflicts") or (
+        record.module == "_conflicts" and record.levelno < logging.ERROR
+    )
+
+
+class LogRedactor(logging.Filter):
+    """Rewrites each log record with secrets and token-like strings redacted.
+
+    Set ``secrets`` once they are known; until then only token-like strings and URL
+    passwords are hidden.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: tuple[str, ...] = ()
+        """Values to redact (see ``config_secrets``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the message, the traceback and the stack of ``record`` in place."""
+        record.msg = redact_text(record.getMessage(), self.secrets)
+        record.args = None
+        if record.exc_info:
+            trace = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redact_text(trace, self.secrets)
+        if record.stack_info:
+            record.stack_info = redact_text(record.stack_info, self.secrets)
+        return True
+
+
+class _Shown(logging.Filter):
+    """Drops conflict records (unless verbose) and, with ``once``, repeated messages."""
+
+    def __init__(self, verbose: bool, once: bool) -> None:
+        super().__init__()
+        self.verbose = verbose
+        self.once = once
+        self.seen: set[tuple[int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.verbose and is_conflict_record(record):
+            return False
+        if self.once:
+            key = (record.levelno, record.getMessage())
+            if key in self.seen:
+                return False
+            self.seen.add(key)
+        return True
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return f"toolpacks: {record.levelname.lower()}: {text}"
+
+
+_active: list[LogRedactor] = []
+"""The redactor of the command running now (innermost last)."""
+
+
+def _handler(verbose: bool, once: bool) -> tuple[logging.Handler, LogRedactor]:
+    redactor = LogRedactor()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.INFO if verbose else logging.WARNING)
+    handler.setFormatter(_Formatter("%(message)s"))
+    handler.addFilter(redactor)
+    handler.addFilter(_Shown(verbose, once))
+    return handler, redactor
+
+
+@contextmanager
+def cli_logging(*, verbose: bool = False, once: bool = True) -> Iterator[LogRedactor]:
+    """Print toolpacks' log records on stderr while a command runs.
+
+    Args:
+        verbose: Show INFO records and resolved conflicts too.
+        once: Print each message once (off for ``serve``, which runs for long).
+    """
+    logger = logging.getLogger(LOGGER)
+    handler, redactor = _handler(verbose, once)
+    level = logger.level
+    if verbose:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    _active.append(redactor)
+    try:
+        yield redactor
+    finally:
+        _active.remove(redactor)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@contextmanager
+def redacted_logs() -> Iterator[LogRedactor]:
+    """The redactor of the running command's log handler, for ``show`` and ``doctor``.
+
+    They set its secrets. Outside a command, a handler of its own serves for the duration.
+    """
+    if _active:
+        yield _active[-1]
+        return
+    with cli_logging(once=False) as redactor:
+        yield redactor
+
+
+@contextmanager
+def conflict_notes() -> Iterator[list[str]]:
+    """Collect the messages of resolved conflicts logged meanwhile (for ``doctor``)."""
+    notes: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if is_conflict_record(record):
+                notes.append(record.getMessage())
+
+    collector = Collect(logging.DEBUG)
+    logger = logging.getLogger(LOGGER)
+    logger.addHandler(collector)
+    try:
+        yield notes
+    finally:
+        logger.removeHandler(collector)
