@@ -30,12 +30,9 @@ LOGGER = "toolpacks"
 def is_conflict_record(record: logging.LogRecord) -> bool:
     """Whether ``record`` tells of a tool-name conflict a policy resolved.
 
-    The host's conflict policies log from ``toolpacks/host/_conflicts.py`` (or, should they
-    get a logger of their own, from ``toolpacks.conflicts``).
+    The host's conflict policies log on the ``toolpacks.conflicts`` logger.
     """
-    return record.name.startswith(f"{LOGGER}.conflicts") or (
-        record.module == "_conflicts" and record.levelno < logging.ERROR
-    )
+    return record.name.startswith(f"{LOGGER}.conflicts") and record.levelno < logging.ERROR
 
 
 class LogRedactor(logging.Filter):

@@ -17,7 +17,12 @@ from toolpacks.core._context import ToolContext
 from toolpacks.core._gate import prepare, public_arguments
 from toolpacks.core._generators import iterate
 from toolpacks.core._hooks import EMPTY_HOOKS, call_hook
-from toolpacks.core._jsonargs import ArgumentsParseError, check_arguments, quick_parse
+from toolpacks.core._jsonargs import (
+    QUICK_TEXT,
+    ArgumentsParseError,
+    check_arguments,
+    quick_parse,
+)
 from toolpacks.core._kinds import KindError
 from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.core._outcome import (
@@ -42,8 +47,6 @@ from toolpacks.core._run import (
     next_call_id,
 )
 from toolpacks.core._watchdog import register_call_code
-from toolpacks.core._watchdog import running as watching
-from toolpacks.core._watchdog import start as start_watching
 
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
@@ -80,18 +83,18 @@ async def invoke(
         refusal = await gatekeeper(public_arguments(tool._plan, kwargs), ctx)
         if refusal is not None:
             return refusal
-    if tool.kind == "coroutine" or tool.kind == "async_generator":
-        if tool._loop_blocks >= tool.max_abandoned_threads:
-            return error_result(
-                "tool_error",
-                f"Tool '{tool.name}' is unavailable: it blocked the event loop "
-                f"{tool._loop_blocks} times. Do not retry it.",
-                tool_name=tool.name,
-                call_id=call_id,
-                started_at=started,
-            )
-        if not watching:
-            start_watching()
+    if tool._loop_blocks >= tool.max_abandoned_threads and tool.kind in (
+        "coroutine",
+        "async_generator",
+    ):
+        return error_result(
+            "tool_error",
+            f"Tool '{tool.name}' is unavailable: it blocked the event loop "
+            f"{tool._loop_blocks} times. Do not retry it.",
+            tool_name=tool.name,
+            call_id=call_id,
+            started_at=started,
+        )
     hooked = bool(tool.hooks) or bool(options.hooks)
     if hooked:
         await before_hooks(tool, kwargs, ctx, options)
@@ -176,15 +179,25 @@ async def invoke(
 
 def start(
     tool: ToolDefinition,
-    arguments: Mapping[str, Any] | str | bytes | None,
-    context: ToolContext | None,
-    options: CallOptions | None,
+    arguments: Mapping[str, Any] | str | bytes | None = None,
+    context: ToolContext | None = None,
+    *,
+    options: CallOptions | None = None,
 ) -> Coroutine[Any, Any, ToolResult]:
-    """The coroutine that runs one call.
+    """Validate ``arguments`` (a dict or JSON text), run the tool and return a result.
 
-    The short path when nothing but validation and the call itself is needed (no hooks,
-    lock, timeout, fixed or injected arguments); else the general one.
+    Never raises for bad arguments or a failing tool: the result says what went wrong in a
+    form a model can act on. Exceptions raised by hooks, and cancellation, propagate.
+
+    Args:
+        tool: The tool (``Tool.invoke`` is this function, so ``self``).
+        arguments: The arguments as a mapping or a JSON object text.
+        context: Who is calling; injected into a ``ToolContext`` parameter.
+        options: Call options from a host or toolset (hooks, limits, error exposure).
     """
+    # ``Tool.invoke`` is this function. It takes the short path when nothing but the gate,
+    # validation and the call itself is needed (no hooks, lock, timeout, fixed or injected
+    # arguments); else the general one.
     plan = tool._plan or plan_of(tool)
     hooks = tool.hooks
     if (
@@ -209,34 +222,61 @@ async def _fast_invoke(
     Arguments that need a message go to the general path, which produces the error result
     (bad arguments never reach the tool here).
     """
+    limits = options.limits
+    raw = arguments  # what the general path gets when it must word an error
     if isinstance(arguments, str):
-        parsed = quick_parse(arguments, options.limits)
+        parsed = quick_parse(arguments, limits)  # caps and duplicate keys, from the text
         if parsed is None:
-            return await invoke(tool, arguments, context, options)
+            return await invoke(tool, raw, context, options)
         arguments = parsed
-    else:
+    # One pass over the values: the caps for scalars (the full walk for anything else) and,
+    # for a tool of scalar parameters, booleans and numbers where the schema wants them.
+    # Keys need no look here: a closed tool's validator refuses any key it does not declare.
+    numbers = plan.number_params
+    if numbers is None or not plan.closed or len(arguments) > limits._quick_items:
         try:
-            check_arguments(arguments, options.limits)
-        except ArgumentsParseError:
-            return await invoke(tool, arguments, context, options)
-    flat = plan.flat_kinds
-    if flat is None:
-        try:
-            plan.kinds(arguments)  # type: ignore[misc]
-        except KindError:
-            return await invoke(tool, arguments, context, options)
+            check_arguments(arguments, limits)
+            if plan.kinds is not None:
+                plan.kinds(arguments)
+        except (ArgumentsParseError, KindError):
+            return await invoke(tool, raw, context, options)
     else:
-        for name, number in flat:
-            value = arguments.get(name)
-            if number:
-                if value is True or value is False or type(value) is str:
-                    return await invoke(tool, arguments, context, options)  # to be checked
-            elif value is not True and value is not False and value is not None:
-                return await invoke(tool, arguments, context, options)
+        booleans = plan.bool_params
+        bound = limits._bound
+        for key, item in arguments.items():
+            kind = type(item)
+            if kind is int:
+                if -bound < item < bound and key not in booleans:
+                    continue
+            elif kind is str:
+                if (
+                    len(item) <= QUICK_TEXT
+                    and item.isascii()
+                    and key not in numbers
+                    and key not in booleans
+                ):
+                    continue
+            elif kind is bool:
+                if key not in numbers:
+                    continue
+            elif kind is float:
+                if item - item == 0.0 and key not in booleans:  # finite
+                    continue
+            elif item is None:
+                continue
+            # Anything else (text with non-ASCII, long text, containers, a doubtful kind):
+            # the full checks, which word the error when there is one.
+            try:
+                check_arguments(arguments, limits)
+                if plan.kinds is not None:
+                    plan.kinds(arguments)
+            except (ArgumentsParseError, KindError):
+                return await invoke(tool, raw, context, options)
+            break
     try:
         kwargs = plan.validate(arguments)
     except ValueError:
-        return await invoke(tool, arguments, context, options)
+        return await invoke(tool, raw, context, options)
     started = time.time()
     t0 = time.perf_counter()
     call_id = (
@@ -246,8 +286,6 @@ async def _fast_invoke(
     meta.start = started
     try:
         if tool.kind == "coroutine":
-            if not watching:
-                start_watching()
             value = await tool.fn(**kwargs)
         else:
             value = await call_fn(tool, kwargs, None)
@@ -258,11 +296,8 @@ async def _fast_invoke(
     finally:
         duration = time.perf_counter() - t0
         meta.end = started + duration
-    if (
-        type(value) is not plan.out_exact
-        and tool.validate_output
-        and tool._output_schema is not None
-    ):
+    checked = type(value) is plan.out_simple  # the declared scalar type: nothing to check
+    if not checked and tool.validate_output and tool._output_schema is not None:
         invalid = invalid_output(tool, value, call_id, started, duration)
         if invalid is not None:
             return invalid
@@ -276,7 +311,7 @@ async def _fast_invoke(
     result.duration = duration
     result._content = None
     result._max_chars = options.max_content_chars
-    if type(value) not in SIMPLE_VALUES:
+    if not checked and type(value) not in SIMPLE_VALUES:
         return unsendable_result(tool, result) or result
     return result
 

@@ -28,6 +28,12 @@ __all__ = [
 ]
 
 
+QUICK_TEXT = 1000
+"""Strings up to this length are checked inline by the short path (longer: the full walk)."""
+QUICK_KEY = 100
+"""Keys up to this length are checked inline by the short path."""
+
+
 @dataclass(frozen=True, slots=True)
 class ArgumentLimits:
     """Caps applied to every call's arguments, as text or as parsed values."""
@@ -41,9 +47,13 @@ class ArgumentLimits:
     max_int_digits: int = 100
     """The most digits an integer may have (default 100)."""
     _bound: int = field(init=False, repr=False, compare=False)
+    _quick_items: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_bound", 10**self.max_int_digits)
+        # A dict of at most this many items, each a short key and a short string or a
+        # scalar, is within max_bytes without being measured (the short path's check).
+        object.__setattr__(self, "_quick_items", self.max_bytes // (QUICK_TEXT + QUICK_KEY + 8))
 
 
 DEFAULT_LIMITS = ArgumentLimits()
@@ -98,9 +108,13 @@ def _bad_number(value: Any, where: tuple[Any, ...], limits: ArgumentLimits) -> A
         return ArgumentsParseError(
             f"{value} is not a finite number; send a finite number", _path(where)
         )
-    digits = int(abs(value).bit_length() * 0.30103) + 1  # log10(2): no str() of a huge int
+    size = abs(value)
+    if size.bit_length() < 10_000:
+        count = f"{len(str(size))}"
+    else:  # str() of a huge integer is slow (and refused past 4,300 digits): estimate
+        count = f"about {int(size.bit_length() * 0.30103) + 1}"
     return ArgumentsParseError(
-        f"integer with about {digits} digits is too long (limit {limits.max_int_digits})",
+        f"integer with {count} digits is too long (limit {limits.max_int_digits})",
         _path(where),
     )
 
@@ -253,14 +267,41 @@ def _parse_fast(text: str, limits: ArgumentLimits) -> Any:
 def quick_parse(text: str, limits: ArgumentLimits = DEFAULT_LIMITS) -> dict[str, Any] | None:
     """The arguments object in ``text`` when it passes every check at once; else None.
 
-    The short path of a call: small, well-formed texts are parsed and checked in one go, and
-    anything else (large, deep, malformed, refused) returns None so that ``parse_arguments``
-    can word the error.
+    The short path of a call. Checks the text: its length bounds the size; bracket counts
+    bound the depth; ``NaN``/``Infinity`` literals and invalid Unicode are refused by the
+    parser; the number of keys kept equals the number of key endings (``"`` then ``:``),
+    so no key was repeated. The values' own checks (integer length, finite numbers) are
+    the caller's, as for a dict. Anything doubtful returns None, so that
+    ``parse_arguments`` can word the error.
     """
-    if len(text) > limits.max_bytes // 4 or text.count("[") + text.count("{") > limits.max_depth:
+    if len(text) > limits.max_bytes // 4:
         return None
-    value = _parse_fast(text, limits)
-    return value if type(value) is dict else None
+    objects = text.count("{")
+    if objects + text.count("[") > limits.max_depth:
+        return None
+    try:
+        value = from_json(text, allow_inf_nan=False)
+    except (ValueError, TypeError):  # TypeError: a str holding a lone surrogate
+        return None
+    if type(value) is not dict:
+        return None
+    keys = len(value) if objects == 1 else _count_keys(value)
+    if keys != text.count(":") and keys != len(_KEY_END.findall(text)):
+        return None
+    return value
+
+
+def _count_keys(value: Any) -> int:
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            count += len(item)
+            stack.extend(v for v in item.values() if type(v) is dict or type(v) is list)
+        elif type(item) is list:
+            stack.extend(v for v in item if type(v) is dict or type(v) is list)
+    return count
 
 
 def parse_arguments(text: str | bytes, limits: ArgumentLimits = DEFAULT_LIMITS) -> Any:

@@ -287,25 +287,26 @@ def compile_kind_checks(schema: Mapping[str, Any]) -> Check | None:
     return compiler.object(schema)
 
 
-def flat_kinds(schema: Mapping[str, Any]) -> tuple[tuple[str, bool], ...] | None:
-    """The checks of ``schema`` as ``(parameter, is_number)`` pairs when all are top-level.
+def flat_kinds(schema: Mapping[str, Any]) -> dict[str, bool] | None:
+    """The checks of ``schema`` as ``{parameter: is_number}`` when all are top-level.
 
-    The short path of a call inlines these (a tool of scalar parameters, the common case);
-    None when some check is nested (``compile_kind_checks`` does those).
+    The short path of a call inlines these (a tool of scalar parameters, the common case):
+    ``True`` for a number parameter, ``False`` for a boolean one. None when some check is
+    nested (``compile_kind_checks`` does those).
     """
     compiler = _Compiler(schema)
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
-        return ()
+        return {}
     extra = schema.get("additionalProperties")
     if isinstance(extra, Mapping) and compiler.node(extra) is not None:
         return None
-    pairs: list[tuple[str, bool]] = []
+    kinds: dict[str, bool] = {}
     for name, sub in properties.items():
         check = compiler.node(sub)
         if check is None:
             continue
         if check is not _number and check is not _boolean:
             return None
-        pairs.append((name, check is _number))
-    return tuple(pairs)
+        kinds[name] = check is _number
+    return kinds

@@ -10,6 +10,8 @@ from pydantic import ConfigDict, TypeAdapter
 
 from toolpacks.core._kinds import compile_kind_checks, flat_kinds
 from toolpacks.core._schema import _is_context
+from toolpacks.core._watchdog import running as watching
+from toolpacks.core._watchdog import start as start_watching
 
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
@@ -21,14 +23,15 @@ class CallPlan:
     """What a call of one tool needs, computed once, on its first call."""
 
     __slots__ = (
+        "bool_params",
         "closed",
         "context_param",
         "fast",
         "fixed",
         "fixed_calls",
-        "flat_kinds",
         "kinds",
-        "out_exact",
+        "number_params",
+        "out_simple",
         "override_checks",
         "params",
         "secret_params",
@@ -41,7 +44,13 @@ class CallPlan:
         schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
         self.kinds = compile_kind_checks(schema)
-        self.flat_kinds = flat_kinds(schema) if self.kinds is not None else ()
+        # For a tool whose checks are all on top-level parameters, the short path inlines
+        # them: the number and the boolean parameters (None: some check is nested).
+        flat = flat_kinds(schema) if self.kinds is not None else {}
+        self.number_params = (
+            None if flat is None else frozenset(k for k, number in flat.items() if number)
+        )
+        self.bool_params = frozenset(k for k, number in (flat or {}).items() if not number)
         self.params = frozenset(sig.params if sig else schema.get("properties") or ())
         # Whether undeclared arguments can be dropped when a host asks to ignore them: not for
         # ``**kwargs`` functions, nor for schemas that leave the object open.
@@ -55,9 +64,12 @@ class CallPlan:
         self.override_checks = _override_checks(tool) if self.fixed else {}
         self.secret_params = _secret_params(tool)
         self.unbound = sig is not None and sig.skips_first and tool._bound_to is None
-        # A return value of exactly the declared plain type needs no further output check.
+        # A return value of exactly the declared scalar type needs no output check, and no
+        # check that it can be sent as JSON either.
         out = tool._output_type
-        self.out_exact = out if out in (str, int, float, bool, dict, list) else None
+        self.out_simple = out if out in (str, int, float, bool) else None
+        if tool.kind in ("coroutine", "async_generator") and not watching:
+            start_watching()  # the watchdog that notices async tools blocking their loop
         # Calls of most tools need nothing but validation and the call itself; ``invoke``
         # takes a short path for them (hooks and options are checked per call).
         self.fast = (

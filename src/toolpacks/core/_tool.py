@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
 from toolpacks.core._definition import ToolDefinition
@@ -15,7 +15,6 @@ from toolpacks.exceptions import ToolConflictError, ToolDefinitionError
 if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
     from toolpacks.core._options import CallOptions
-    from toolpacks.core._result import ToolResult
 
 __all__ = ["Tool", "tool"]
 
@@ -62,24 +61,13 @@ class Tool(ToolDefinition):
         """Call the original function with these arguments and return its raw result."""
         return self.fn(*args, **kwargs)
 
-    def invoke(
-        self,
-        arguments: Mapping[str, Any] | str | bytes | None = None,
-        context: ToolContext | None = None,
-        *,
-        options: CallOptions | None = None,
-    ) -> Coroutine[Any, Any, ToolResult]:
-        """Validate ``arguments`` (a dict or JSON text), run the tool and return a result.
+    invoke = _start
+    """Validate ``arguments`` (a dict or JSON text), run the tool and return a result.
 
-        Never raises for bad arguments or a failing tool: the result says what went wrong in
-        a form a model can act on. Exceptions raised by hooks, and cancellation, propagate.
-
-        Args:
-            arguments: The arguments as a mapping or a JSON object text.
-            context: Who is calling; injected into a ``ToolContext`` parameter.
-            options: Call options from a host or toolset (hooks, limits, error exposure).
-        """
-        return _start(self, arguments, context, options)
+    ``await t.invoke(arguments, context=None, *, options=None)``. Never raises for bad
+    arguments or a failing tool: the result says what went wrong in a form a model can act
+    on. Exceptions raised by hooks, and cancellation, propagate.
+    """
 
     def stream(
         self,

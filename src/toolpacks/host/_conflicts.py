@@ -28,7 +28,8 @@ __all__ = [
     "priority_on_conflict",
 ]
 
-logger = logging.getLogger("toolpacks")
+logger = logging.getLogger("toolpacks.conflicts")
+"""Resolved conflicts: informative, so a command line shows them only when asked."""
 
 
 @dataclass(frozen=True, slots=True)
