@@ -232,8 +232,7 @@ async def _fast_invoke(
     # One pass over the values: the caps for scalars (the full walk for anything else) and,
     # for a tool of scalar parameters, booleans and numbers where the schema wants them.
     # Keys need no look here: a closed tool's validator refuses any key it does not declare.
-    numbers = plan.number_params
-    if numbers is None or not plan.closed or len(arguments) > limits._quick_items:
+    if not plan.inline_checks or len(arguments) > limits._quick_items:
         try:
             check_arguments(arguments, limits)
             if plan.kinds is not None:
@@ -241,23 +240,24 @@ async def _fast_invoke(
         except (ArgumentsParseError, KindError):
             return await invoke(tool, raw, context, options)
     else:
+        numbers = plan.number_params
         booleans = plan.bool_params
-        bound = limits._bound
+        low, high = limits._int_range
         for key, item in arguments.items():
             kind = type(item)
             if kind is int:
-                if -bound < item < bound and key not in booleans:
+                if key not in booleans and low < item < high:
                     continue
             elif kind is str:
                 if (
                     len(item) <= QUICK_TEXT
                     and item.isascii()
-                    and key not in numbers
+                    and key not in numbers  # type: ignore[operator]
                     and key not in booleans
                 ):
                     continue
             elif kind is bool:
-                if key not in numbers:
+                if key not in numbers:  # type: ignore[operator]
                     continue
             elif kind is float:
                 if item - item == 0.0 and key not in booleans:  # finite

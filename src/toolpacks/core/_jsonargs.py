@@ -48,9 +48,11 @@ class ArgumentLimits:
     """The most digits an integer may have (default 100)."""
     _bound: int = field(init=False, repr=False, compare=False)
     _quick_items: int = field(init=False, repr=False, compare=False)
+    _int_range: tuple[int, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_bound", 10**self.max_int_digits)
+        object.__setattr__(self, "_int_range", (-self._bound, self._bound))
         # A dict of at most this many items, each a short key and a short string or a
         # scalar, is within max_bytes without being measured (the short path's check).
         object.__setattr__(self, "_quick_items", self.max_bytes // (QUICK_TEXT + QUICK_KEY + 8))

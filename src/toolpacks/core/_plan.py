@@ -29,6 +29,7 @@ class CallPlan:
         "fast",
         "fixed",
         "fixed_calls",
+        "inline_checks",
         "kinds",
         "number_params",
         "out_simple",
@@ -59,6 +60,9 @@ class CallPlan:
         else:
             extra = schema.get("additionalProperties")
             self.closed = extra is False or (extra is None and bool(self.params))
+        # The short path checks values inline when all checks are top-level and the tool is
+        # closed (its validator refuses undeclared keys, so keys need no look).
+        self.inline_checks = self.number_params is not None and self.closed
         self.fixed = dict(tool.fixed_kwargs)
         self.fixed_calls = frozenset(k for k, v in self.fixed.items() if callable(v))
         self.override_checks = _override_checks(tool) if self.fixed else {}
