@@ -129,89 +129,100 @@ def check_arguments(value: Any, limits: ArgumentLimits = DEFAULT_LIMITS) -> int:
     size within ``max_bytes``. Values of other Python types (a model instance passed by
     Python code) count as one item and are left to validation.
 
+    The walk only detects; when it finds a problem, a second look finds where it is, so a
+    valid value pays nothing for paths.
+
     Raises:
         ArgumentsParseError: The first problem found, with the path to it.
     """
-    if type(value) is not dict:
-        return _walk([(value, ())], limits, 0) if type(value) in (list, tuple) else 0
-    bound = limits._bound
+    if type(value) is not dict and type(value) is not list and type(value) is not tuple:
+        return 0
+    problem = _scan(value, limits)
+    if isinstance(problem, int):
+        return problem
+    raise _explain(value, limits, problem)
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def _scan(value: Any, limits: ArgumentLimits) -> int | str:
+    """The number of keys in ``value``, or the kind of the first problem found.
+
+    Breadth-first, one nesting level at a time, so depth is counted per level, not per item.
+    """
+    low, high = limits._int_range
     budget = limits.max_bytes
-    size = 2
-    nested: list[tuple[Any, tuple[Any, ...]]] | None = None
-    try:
-        for key, item in value.items():
-            size += len(key) + 4
-            if not key.isascii() and _SURROGATE.search(key):
-                raise _bad_string(key, (), "a key")
-            kind = type(item)
-            if kind is int:
-                if -bound < item < bound:
-                    continue
-                raise _bad_number(item, (key,), limits)
-            if kind is str:
-                size += len(item)
-                if size > budget:
-                    raise _too_big(limits)
-                if not item.isascii() and _SURROGATE.search(item):
-                    raise _bad_string(item, (key,))
-            elif kind is float:
-                if item - item != 0.0:  # inf - inf and nan - nan are nan
-                    raise _bad_number(item, (key,), limits)
-            elif kind is dict or kind is list or kind is tuple:
-                if nested is None:
-                    nested = []
-                nested.append((item, (key,)))
-    except (AttributeError, TypeError):  # a key that is not a string: from Python code
-        return _walk([(value, ())], limits, 0)
-    if size > budget:
-        raise _too_big(limits)
-    keys = len(value)
-    if nested is not None:
-        keys += _walk(nested, limits, size)
+    keys = 0
+    size = 0
+    level = [value]
+    depth = 1
+    while level:
+        if depth > limits.max_depth:
+            return "depth"
+        below: list[Any] = []
+        for container in level:
+            size += 1 + 2 * len(container)
+            if type(container) is dict:
+                keys += len(container)
+                try:
+                    names = "".join(container)
+                except TypeError:  # a key that is not a string (Python callers): validation's
+                    names = "".join(k for k in container if type(k) is str)
+                size += len(names)
+                if not names.isascii() and _SURROGATE.search(names):
+                    return "surrogate"
+                items: Any = container.values()
+            else:
+                items = container
+            for item in items:
+                kind = type(item)
+                if kind is str:
+                    size += len(item)
+                    if size > budget:
+                        return "size"
+                    if not item.isascii() and _SURROGATE.search(item):
+                        return "surrogate"
+                elif kind is int:
+                    if not low < item < high:
+                        return "integer"
+                elif kind is float:
+                    if item - item != 0.0:  # inf - inf and nan - nan are nan
+                        return "float"
+                elif kind is dict or kind is list or kind is tuple:
+                    below.append(item)
+        if size > budget:
+            return "size"
+        level = below
+        depth += 1
     return keys
 
 
-def _walk(stack: list[tuple[Any, tuple[Any, ...]]], limits: ArgumentLimits, size: int) -> int:
-    """The nested part of ``check_arguments``: an explicit stack, so depth costs no recursion."""
-    bound = limits._bound
-    budget = limits.max_bytes
-    max_depth = limits.max_depth
-    keys = 0
+def _explain(value: Any, limits: ArgumentLimits, problem: str) -> ArgumentsParseError:
+    """The error for ``problem``, with the path to the first value that has it."""
+    if problem == "size":
+        return _too_big(limits)
+    if problem == "depth":
+        return ArgumentsParseError(f"arguments are nested more than {limits.max_depth} levels deep")
+    low, high = limits._int_range
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
     while stack:
         container, where = stack.pop()
-        if len(where) >= max_depth:
-            raise ArgumentsParseError(f"arguments are nested more than {max_depth} levels deep")
-        size += 1 + 2 * len(container)  # brackets, separators and the shortest values
-        if size > budget:
-            raise _too_big(limits)
-        if type(container) is dict:
-            keys += len(container)
-            pairs: Any = container.items()
-        else:
-            pairs = enumerate(container)
+        pairs = container.items() if type(container) is dict else enumerate(container)
         for key, item in pairs:
-            if type(key) is str:
-                size += len(key) + 3
-                if not key.isascii() and _SURROGATE.search(key):
-                    raise _bad_string(key, where, "a key")
-            kind = type(item)
-            if kind is str:
-                size += len(item) + 2
-                if size > budget:
-                    raise _too_big(limits)
-                if not item.isascii() and _SURROGATE.search(item):
-                    raise _bad_string(item, (*where, key))
-            elif kind is int:
-                if not -bound < item < bound:
-                    raise _bad_number(item, (*where, key), limits)
-            elif kind is float:
-                if item - item != 0.0:
-                    raise _bad_number(item, (*where, key), limits)
-            elif kind is dict or kind is list or kind is tuple:
-                stack.append((item, (*where, key)))
-        if size > budget:
-            raise _too_big(limits)
-    return keys
+            path = (*where, key)
+            if problem == "surrogate":
+                if type(key) is str and _SURROGATE.search(key):
+                    return _bad_string(key, where, "a key")
+                if type(item) is str and _SURROGATE.search(item):
+                    return _bad_string(item, path)
+            elif (problem == "integer" and type(item) is int and not low < item < high) or (
+                problem == "float" and type(item) is float and item - item != 0.0
+            ):
+                return _bad_number(item, path, limits)
+            if type(item) in _CONTAINERS:
+                stack.append((item, path))
+    return ArgumentsParseError("arguments could not be checked")  # pragma: no cover
 
 
 def count_keys_in_text(text: str) -> int:

@@ -32,8 +32,10 @@ __all__ = [
     "unsendable_result",
 ]
 
-SIMPLE_VALUES = frozenset({str, int, float, bool, type(None)})
-"""Return value types that can always be rendered (no check at call time)."""
+SIMPLE_VALUES = frozenset({str, int, float, bool, type(None), dict, list})
+"""Return value types not checked at call time: scalars always render; a dict or list is
+rendered when its text is first read, and one holding a value JSON cannot hold renders as a
+note naming the type (``ToolResult.content``), so a call pays for no rendering it skips."""
 
 logger = logging.getLogger("toolpacks")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -53,6 +54,8 @@ class ToolErrorInfo:
     exception_type: str | None = None
     """The qualified name of the exception the tool raised, if it raised one."""
 
+
+logger = logging.getLogger("toolpacks")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -161,7 +164,16 @@ class ToolResult:
             try:
                 self.render()
             except Unsendable as exc:
-                self._content = f"[a value of type {exc} that cannot be sent as JSON]"
+                # A dict or list holding such a value (checked when the text is read; other
+                # values are checked when the call ends and give an error result instead).
+                logger.error(
+                    "tool %r returned a value holding a %s, which cannot be sent as JSON",
+                    self.tool_name,
+                    exc,
+                )
+                self._content = (
+                    f"[the result holds a value of type {exc}, which cannot be sent as JSON]"
+                )
         return self._content  # type: ignore[return-value]
 
     def render(self) -> None:
@@ -180,14 +192,24 @@ class ToolResult:
 
     @property
     def structured(self) -> dict[str, Any] | None:
-        """The value as a JSON object when it is one (a dict, model or dataclass), else None."""
+        """The value as a JSON object when it is one (a dict, model or dataclass), else None.
+
+        None as well when its JSON is longer than the call's ``max_content_chars``: every
+        rendering that carries a structured value (MCP, Bedrock, Gemini, neutral) then
+        carries ``content``, which is truncated with a marker that says so.
+        """
         if self.is_error:
             return None
         try:
-            jsonable = to_jsonable_python(self.value)
+            jsonable = to_jsonable_python(self.value, inf_nan_mode="null")
         except Exception:
             return None
-        return jsonable if isinstance(jsonable, dict) else None
+        if not isinstance(jsonable, dict):
+            return None
+        limit = self._max_chars
+        if limit and len(to_json(jsonable)) > limit:  # bytes: an upper bound on characters
+            return None
+        return jsonable
 
     @property
     def ok(self) -> bool:
