@@ -416,6 +416,9 @@ def build_docs() -> str:
     ]
     if core or peers:
         parts += ["## Targets", targets_section(core, peers)]
+        notes = Path(__file__).with_name("notes.md")
+        if notes.is_file():  # hand-written: where targets are missed, and why
+            parts.append(notes.read_text(encoding="utf-8").strip())
     if core:
         parts += ["## toolpacks against the floor", core_section(core)]
     if peers:
