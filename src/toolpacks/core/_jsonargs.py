@@ -22,6 +22,7 @@ __all__ = [
     "ArgumentLimits",
     "ArgumentsParseError",
     "check_arguments",
+    "count_keys",
     "count_keys_in_text",
     "parse_arguments",
     "quick_parse",
@@ -298,13 +299,14 @@ def quick_parse(text: str, limits: ArgumentLimits = DEFAULT_LIMITS) -> dict[str,
         return None
     if type(value) is not dict:
         return None
-    keys = len(value) if objects == 1 else _count_keys(value)
+    keys = len(value) if objects == 1 else count_keys(value)
     if keys != text.count(":") and keys != len(_KEY_END.findall(text)):
         return None
     return value
 
 
-def _count_keys(value: Any) -> int:
+def count_keys(value: Any) -> int:
+    """How many keys all the objects in a parsed JSON ``value`` hold together."""
     count = 0
     stack = [value]
     while stack:

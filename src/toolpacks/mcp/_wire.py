@@ -21,6 +21,8 @@ import mcp_types
 from pydantic import ValidationError
 from pydantic_core import from_json
 
+from toolpacks.core._jsonargs import count_keys
+
 __all__ = [
     "MAX_MESSAGE_BYTES",
     "Answer",
@@ -178,7 +180,7 @@ def _parse(line: bytes) -> tuple[Any, list[_Duplicate]]:
     except ValueError as exc:
         return _parse_slow(line, str(exc))  # lone surrogate escapes: json accepts them
     key_ends = len(_KEY_END.findall(line))
-    if key_ends == 0 or _count_keys(value) == key_ends:
+    if key_ends == 0 or count_keys(value) == key_ends:
         return value, []
     return _parse_slow(line, None)
 
@@ -202,20 +204,6 @@ def _parse_slow(line: bytes, first_error: str | None) -> tuple[Any, list[_Duplic
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits
         raise _Malformed(first_error or str(exc)) from None
     return value, duplicates
-
-
-def _count_keys(value: Any) -> int:
-    """How many keys all the objects in ``value`` hold together."""
-    count = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            count += len(item)
-            stack.extend(v for v in item.values() if type(v) is dict or type(v) is list)
-        elif type(item) is list:
-            stack.extend(v for v in item if type(v) is dict or type(v) is list)
-    return count
 
 
 def _unencodable(request_id: Any) -> bool:
