@@ -197,14 +197,18 @@ def measure(site: Path, cache: Path, cwd: Path, n: int, repeats: int) -> dict[st
     for name in cases:
         if name != "start":
             beyond = [(s - f) * 1e3 for s, f in zip(samples[name], start, strict=True)]
-            figures[name] = {"beyond_start_ms": summary(beyond),
-                             "total_ms": summary([s * 1e3 for s in samples[name]])}
+            figures[name] = {
+                "beyond_start_ms": summary(beyond),
+                "total_ms": summary([s * 1e3 for s in samples[name]]),
+            }
     return {"n": n, "check": check, "figures": figures}
 
 
 def fmt(fig: dict[str, Any]) -> str:
-    return (f"{fig['median']:6.1f} [{fig['q1']:.1f}-{fig['q3']:.1f}] "
-            f"({fig['min']:.1f}-{fig['max']:.1f})")
+    return (
+        f"{fig['median']:6.1f} [{fig['q1']:.1f}-{fig['q3']:.1f}] "
+        f"({fig['min']:.1f}-{fig['max']:.1f})"
+    )
 
 
 def main() -> None:
@@ -227,34 +231,57 @@ def main() -> None:
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
-    headers = ["N", "start (ms)", "case", "beyond start, ms: median [q1-q3] (min-max)",
-               "discover() in-process (ms)"]
+    headers = [
+        "N",
+        "start (ms)",
+        "case",
+        "beyond start, ms: median [q1-q3] (min-max)",
+        "discover() in-process (ms)",
+    ]
     rows: list[list[str]] = []
     for result in results:
         check, figures = result["check"], result["figures"]
         for name, fig in figures.items():
             if name == "start_ms":
                 continue
-            inproc = {"cold": f"{check['discover_cold_ms']:.1f}",
-                      "warm": f"{check['discover_warm_ms']:.1f}"}.get(name, "")
+            inproc = {
+                "cold": f"{check['discover_cold_ms']:.1f}",
+                "warm": f"{check['discover_warm_ms']:.1f}",
+            }.get(name, "")
             if name == "cold":
                 inproc += f" (peak RSS {check['peak_rss_kib'] / 1024:.0f} MiB)"
-            rows.append([str(result["n"]), f"{figures['start_ms']['median']:.1f}", name,
-                         fmt(fig["beyond_start_ms"]), inproc])
+            rows.append(
+                [
+                    str(result["n"]),
+                    f"{figures['start_ms']['median']:.1f}",
+                    name,
+                    fmt(fig["beyond_start_ms"]),
+                    inproc,
+                ]
+            )
     print(table(headers, rows))
     worst = max(r["figures"]["cold"]["beyond_start_ms"]["median"] for r in results)
     print(f"\nno pack module imported in any check run; worst cold median: {worst:.1f} ms")
-    path = write_json("discovery.json", {
-        "benchmark": "discovery",
-        "machine": machine_info(),
-        "repeats": args.repeats,
-        "method": "one subprocess per sample, cases interleaved and shuffled per repeat, first "
-                  "round dropped; beyond_start = per-repeat case - start",
-        "cases": CASES,
-        "results": results,
-        "median_cold_1000_ms": next((r["figures"]["cold"]["beyond_start_ms"]["median"]
-                                     for r in results if r["n"] == 1000), None),
-    })
+    path = write_json(
+        "discovery.json",
+        {
+            "benchmark": "discovery",
+            "machine": machine_info(),
+            "repeats": args.repeats,
+            "method": "one subprocess per sample, cases interleaved and shuffled per repeat, first "
+            "round dropped; beyond_start = per-repeat case - start",
+            "cases": CASES,
+            "results": results,
+            "median_cold_1000_ms": next(
+                (
+                    r["figures"]["cold"]["beyond_start_ms"]["median"]
+                    for r in results
+                    if r["n"] == 1000
+                ),
+                None,
+            ),
+        },
+    )
     print(f"wrote {path.relative_to(REPO)}")
 
 

@@ -231,6 +231,40 @@ def peers_sections(peers: dict[str, Any]) -> list[str]:
     return parts
 
 
+def adapters_section(data: dict[str, Any]) -> str:
+    """Each framework adapter against the framework's own function tool, per call."""
+    labels = {
+        "async_json": "async tool, JSON text",
+        "sync_json": "sync tool, JSON text",
+        "async_dict": "async tool, dict",
+        "sync_dict": "sync tool, dict",
+    }
+    parts = [
+        f"## Framework adapters (issue 16)\n\nFrom `bench/bench_adapters.py`: each adapter's "
+        "per-call time against the framework's native function-tool path, and "
+        f"`Toolset.call`, which every adapter goes through. Median (q1{DASH}q3) µs."
+    ]
+    for mode, rows in data.get("calls", {}).get("rows", {}).items():
+        table = []
+        for path, fig in rows.items():
+            native = rows.get(path.replace(" adapter", " native")) if "adapter" in path else None
+            shown = f"{fig['median'] / native['median']:.2f}{X}" if native else "-"
+            table.append(
+                [path, f"{fig['median']:.2f} ({fig['q1']:.2f}{DASH}{fig['q3']:.2f})", shown]
+            )
+        parts.append(
+            f"### {labels.get(mode, mode)}\n\n"
+            + md_table(["path", "µs", "adapter ÷ native (medians)"], table)
+        )
+    targets = [
+        [name, f"{t['value']:.2f}{X}", "met" if t["met"] else "**missed**"]
+        for name, t in data.get("targets", {}).items()
+    ]
+    if targets:
+        parts.append(md_table(["target", "measured", "status"], targets))
+    return "\n\n".join(parts)
+
+
 def discovery_section() -> str:
     files = sorted(RESULTS.glob("discovery*.json"))
     console = RESULTS / "discovery.txt"
@@ -426,6 +460,9 @@ def build_docs() -> str:
         parts += [define, invoke, concurrency, discovery_section(), imports]
     else:
         parts.append(discovery_section())
+    adapters = _load("adapters.json")
+    if adapters:
+        parts.append(adapters_section(adapters))
     if profile:
         parts.append(profile_section(profile))
     if peers:

@@ -109,6 +109,8 @@ if [ -f bench/bench_discovery.py ]; then
 else
   say "bench/bench_discovery.py not present: discovery left out"
 fi
+say "bench_adapters.py (each framework adapter against the framework's native tool)"
+"$PY" bench/bench_adapters.py $QUICK || echo "   bench_adapters.py failed; its section is left out" >&2
 say "profile_invoke.py (where toolpacks' per-call time goes)"
 if [ -n "$QUICK" ]; then
   "$PY" bench/profile_invoke.py --repeats 5 --number 5000

@@ -203,6 +203,8 @@ def test_api_reference_lists_exactly_the_public_names() -> None:
         "toolpacks.core._toolbox",
         "toolpacks.core._registry",
         "toolpacks.testing",
+        "toolpacks.integrations.pydantic_ai",
+        "toolpacks.integrations.openai_agents",
     ],
 )
 def test_docstring_examples_run(module: str) -> None:

@@ -98,7 +98,8 @@ def test_mcp_module_exports_the_serving_api_without_importing_the_sdk() -> None:
     """``toolpacks.mcp`` offers ``build_server``/``serve_stdio``; the SDK loads when used."""
     code = "import sys, toolpacks.mcp as m\nprint(sorted(m.__all__), 'mcp' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['build_server', 'serve', 'serve_agent', 'serve_stdio'] False"
+    names = "['build_server', 'http_app', 'serve', 'serve_agent', 'serve_http', 'serve_stdio']"
+    assert out.stdout.strip() == f"{names} False"
 
 
 def test_private_modules_are_not_reexported_as_public() -> None:

@@ -79,8 +79,10 @@ class Pets(BaseModel):
     tags: set[str] = set()
 
 
-def strict_params(tool: FakeTool, fmt: str = "openai") -> tuple[dict[str, Any], bool]:
-    d = definition(tool, fmt, strict=True)  # type: ignore[arg-type]
+def strict_params(
+    tool: FakeTool, fmt: str = "openai", mode: bool | str = True
+) -> tuple[dict[str, Any], bool]:
+    d = definition(tool, fmt, strict=mode)  # type: ignore[arg-type]
     fn = d["function"] if fmt == "openai" else d
     return fn["parameters"], fn["strict"]
 
@@ -203,14 +205,14 @@ def test_strict_responses_format_gets_the_same_rewrite() -> None:
         (Pets, "unsupported keyword 'oneOf' at 'pet'"),
     ],
 )
-def test_strict_falls_back_to_non_strict_with_a_warning(
+def test_strict_best_effort_falls_back_to_non_strict_with_a_warning(
     model: type[BaseModel], reason: str
 ) -> None:
-    """What strict mode cannot express exports non-strict, unchanged, with the reason."""
+    """With ``"best_effort"``, what strict mode cannot express exports non-strict, unchanged."""
     tool = tool_for(model, name="finder")
     for fmt in ("openai", "openai-responses"):
         with pytest.warns(ExportWarning) as record:
-            params, strict = strict_params(tool, fmt)
+            params, strict = strict_params(tool, fmt, "best_effort")
         assert strict is False
         assert params == tool.input_schema
         assert len(record) == 1
@@ -223,7 +225,7 @@ def test_strict_falls_back_to_non_strict_with_a_warning(
 def test_strict_warning_lists_every_reason_once() -> None:
     """Several problems are all named in the one warning, each once."""
     with pytest.warns(ExportWarning) as record:
-        strict_params(tool_for(Pets))
+        strict_params(tool_for(Pets), mode="best_effort")
     message = str(record[0].message)
     assert "uniqueItems" in message
     assert "exclusiveMinimum" not in message  # supported in strict mode
@@ -333,11 +335,16 @@ def test_gemini_warns_once_per_tool_listing_removed_keywords() -> None:
     assert len(params["properties"]["pet"]["anyOf"]) == 2
 
 
-def test_gemini_removes_open_dicts_and_unknown_formats() -> None:
-    """Open ``additionalProperties`` and ``format: uri`` are removed and reported."""
+def test_gemini_keeps_open_dicts_and_removes_unknown_formats() -> None:
+    """A dict keeps its value type (``additionalProperties``); ``format: uri`` is reported."""
     params, messages = gemini_params(tool_for(WithOpenDict))
-    assert params["properties"]["filters"] == {"default": {}, "title": "Filters", "type": "object"}
-    assert "additionalProperties" in messages[0]
+    assert params["properties"]["filters"] == {
+        "default": {},
+        "title": "Filters",
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+    }
+    assert messages == []
     params, messages = gemini_params(tool_for(WithUrl))
     assert "format" not in params["properties"]["url"]
     assert "format" in messages[0]

@@ -562,3 +562,190 @@ def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
 def result_text(result: dict[str, Any]) -> str:
     """The text blocks of a raw ``CallToolResult``, joined."""
     return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
+
+
+# -- a served agent over streamable HTTP --------------------------------------------------------
+
+HTTP_PACK = '''
+"""Tools for the HTTP tests: plain, structured, raising, and ones that wait for the test."""
+
+import os
+import time
+from pathlib import Path
+
+from toolpacks import hookimpl, tool
+
+
+def _wait(started: str, release: str) -> None:
+    Path(started).write_text("started")
+    deadline = time.monotonic() + 30
+    while not Path(release).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+@tool(read_only=True)
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def pid() -> int:
+    """The serving process id."""
+    return os.getpid()
+
+
+@tool
+def hold(started: str, release: str) -> int:
+    """Mark ``started``, wait (in a worker thread) until ``release`` exists; the process id."""
+    _wait(started, release)
+    return os.getpid()
+
+
+@tool
+async def block_loop(started: str, release: str) -> int:
+    """Like ``hold``, but blocking the event loop (a badly behaved tool); the process id."""
+    _wait(started, release)
+    return os.getpid()
+
+
+@tool
+def exit_now() -> str:
+    """Raise SystemExit."""
+    raise SystemExit(5)
+
+
+@tool
+def big(chars: int) -> dict[str, str]:
+    """An object holding a text of the given length."""
+    return {"text": "y" * chars}
+
+
+@hookimpl
+def register_tools(register):
+    for t in (add, pid, hold, block_loop, exit_now, big):
+        register(t)
+'''
+
+HTTP_CONFIG = """
+[agents.alpha]
+packs = ["web"]
+
+[agents.beta]
+packs = ["web"]
+exclude = ["web.exit_now", "web.big", "web.hold", "web.block_loop"]
+"""
+
+HTTP_TIMEOUT = 30.0
+"""Seconds a test waits for the HTTP server to start, answer or exit before it fails."""
+
+
+def write_http_demo(directory: Path) -> Path:
+    """Write the HTTP test pack (discoverable from ``directory``) and its two-agent config."""
+    (directory / "web_pack.py").write_text(textwrap.dedent(HTTP_PACK))
+    dist = directory / "toolpacks_web-0.1.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toolpacks-web\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[toolpacks]\nweb = web_pack\n")
+    config = directory / "toolpacks.toml"
+    config.write_text(HTTP_CONFIG)
+    return config
+
+
+class HttpServer:
+    """``toolpacks serve --http 127.0.0.1:0 ...`` in a subprocess; its URL read from stderr."""
+
+    def __init__(self, directory: Path, args: list[str], env: dict[str, str] | None = None) -> None:
+        config = write_http_demo(directory)
+        environ = {**os.environ, "PYTHONPATH": str(directory), **(env or {})}
+        command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
+        self.proc = subprocess.Popen(
+            [*command, "--http", "127.0.0.1:0", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=environ,
+            cwd=directory,
+        )
+        self.directory = directory
+        self.lines: list[str] = []
+        self._base: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.base = self._wait_announced()
+        """``http://127.0.0.1:PORT``."""
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            line = raw.decode(errors="replace")
+            self.lines.append(line)
+            if "serving http://" in line:
+                self._base.put(line.split("serving ", 1)[1].split("/agents/", 1)[0])
+        self._base.put("")
+
+    def _wait_announced(self) -> str:
+        try:
+            base = self._base.get(timeout=HTTP_TIMEOUT)
+        except queue.Empty:
+            base = ""
+        if not base:
+            self.kill()
+            pytest.fail(f"the HTTP server did not start; stderr:\n{self.stderr()}")
+        return base
+
+    def url(self, agent: str | None = None) -> str:
+        """The MCP endpoint of ``agent`` (``/mcp`` without one)."""
+        return f"{self.base}/agents/{agent}/mcp" if agent else f"{self.base}/mcp"
+
+    def stderr(self) -> str:
+        """What the server wrote to stderr so far."""
+        return "".join(self.lines)
+
+    def wait(self, timeout: float = HTTP_TIMEOUT) -> int | None:
+        """The exit code, or None when the process is still running after ``timeout`` s."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """Stop the process and its workers (teardown)."""
+        for child in worker_pids(self.proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, 9)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def worker_pids(parent: int, marker: str = "") -> list[int]:
+    """PIDs of the live children of ``parent`` whose command line contains ``marker`` (Linux)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().split(") ", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and marker in cmdline and pid_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[Callable[..., HttpServer]]:
+    """Start HTTP servers (``start(*args, env=...)``) in ``tmp_path``; killed at teardown."""
+    started: list[HttpServer] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> HttpServer:
+        directory = tmp_path / f"http{len(started)}"
+        directory.mkdir()
+        server = HttpServer(directory, list(args), env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()

@@ -120,19 +120,85 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """
     if not mcp_available():
         raise CliError(MCP_MISSING)
+    agents: list[str] = args.agent or []
+    if args.http is None:
+        _stdio_options(args, agents)
     host = make_host(args)
     try:
-        check_agent(host, args.agent)
+        for name in agents:
+            check_agent(host, name)
     finally:
         host.close()
     from toolpacks.cli._toolsets import toolset_errors
     from toolpacks.mcp._server import serve_agent
 
+    if args.http is not None:
+        return _serve_http(args, agents)
+    agent = agents[0] if agents else None
     try:
-        with toolset_errors(args.agent, "serve"):
-            serve_agent(args.config, args.agent, expose_errors=args.expose_errors)
+        with toolset_errors(agent, "serve"):
+            serve_agent(args.config, agent, expose_errors=args.expose_errors)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "anyio"):
             raise
         raise CliError(f"{MCP_MISSING} (cannot import {exc.name})") from exc
     return 0
+
+
+def _stdio_options(args: argparse.Namespace, agents: list[str]) -> None:
+    """Refuse the options that only mean something with ``--http``."""
+    if len(agents) > 1:
+        raise CliError(
+            "over stdio one process serves one agent",
+            "serve several agents over HTTP (--http PORT), or start one `toolpacks serve` each",
+        )
+    if args.workers != 1 or args.token_env is not None:
+        raise CliError("--workers and --token-env apply to --http only")
+
+
+def _serve_http(args: argparse.Namespace, agents: list[str]) -> int:
+    """``toolpacks serve --http``: the exit status of ``serve_http``."""
+    import importlib.util
+    import logging
+    import os
+
+    if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("starlette") is None:
+        raise CliError("serving over HTTP needs uvicorn: pip install 'toolpacks[http]'")
+    from toolpacks.mcp._http_run import parse_bind
+    from toolpacks.mcp._workers import serve_http
+
+    if not agents:
+        raise CliError("--http serves named agents: add --agent NAME (once for each agent)")
+    try:
+        bind, port = parse_bind(args.http)
+    except ValueError as exc:
+        raise CliError(f"--http {exc}") from exc
+    token = None
+    if args.token_env is not None:
+        token = os.environ.get(args.token_env, "")
+        if not token:
+            raise CliError(
+                f"--token-env {args.token_env}: that environment variable is not set or empty",
+                f"set it to a long random value: export {args.token_env}="
+                "$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+            )
+    if args.workers < 1:
+        raise CliError(f"--workers {args.workers}: give 1 or more worker processes")
+
+    def announce(line: str) -> None:
+        print(f"toolpacks serve: {line}", file=sys.stderr, flush=True)
+
+    try:
+        return serve_http(
+            args.config,
+            agents,
+            host=bind,
+            port=port,
+            workers=args.workers,
+            token=token,
+            expose_errors=args.expose_errors,
+            announce=announce,
+            log_level=logging.INFO if args.verbose else logging.WARNING,
+        )
+    except OSError as exc:
+        raise CliError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from exc

@@ -34,6 +34,7 @@ EPILOG = """examples:
   toolpacks call clock.convert_time --args '{"time": "12:00", "to_tz": "Asia/Tokyo"}'
   toolpacks doctor                       broken packs, clashes, config errors, conflicts
   toolpacks serve --agent researcher     the agent's toolset as an MCP server over stdio
+  toolpacks serve --agent a --agent b --http 8000 --token-env TOKEN   the same over HTTP
   toolpacks new my-pack                  scaffold a pack repository
 """
 
@@ -105,11 +106,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--slow", type=float, default=1.0, help="warn when a pack imports slower (s)")
     p = add(
         "serve",
-        "Serve an agent's toolset as an MCP server over stdio.",
-        "toolpacks serve --agent researcher",
+        "Serve an agent's toolset as an MCP server over stdio, or agents' over HTTP.",
+        "toolpacks serve --agent researcher --agent writer --http 8000 --token-env MCP_TOKEN",
     )
-    p.add_argument("--agent")
+    p.add_argument("--agent", action="append", help="the agent to serve (repeat with --http)")
     p.add_argument("--expose-errors", action="store_true", help="send exception text to clients")
+    p.add_argument(
+        "--http", metavar="[HOST:]PORT", help="serve MCP streamable HTTP (default host 127.0.0.1)"
+    )
+    p.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="worker processes with --http"
+    )
+    p.add_argument(
+        "--token-env", metavar="VAR", help="require 'Authorization: Bearer <value of VAR>'"
+    )
     p = add(
         "new", "Scaffold a tool pack repository.", "toolpacks new weather --dir ./toolpacks-weather"
     )

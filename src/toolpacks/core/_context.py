@@ -7,7 +7,52 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ToolContext"]
+__all__ = ["CancelEvent", "ToolContext"]
+
+_lock = threading.Lock()
+
+
+class CancelEvent:
+    """A cancellation flag with ``threading.Event``'s interface, cheap to create.
+
+    Every call gets a fresh one, and most are never waited on: the ``threading.Event`` that
+    ``wait`` needs (a lock and a condition) is made only when someone waits.
+    """
+
+    __slots__ = ("_event", "_flag")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._event: threading.Event | None = None
+
+    def is_set(self) -> bool:
+        """Whether the call has been cancelled."""
+        return self._flag
+
+    def set(self) -> None:
+        """Cancel (idempotent); wakes every waiter."""
+        with _lock:
+            self._flag = True
+            event = self._event
+        if event is not None:
+            event.set()
+
+    def clear(self) -> None:
+        """Reset the flag (``threading.Event`` compatibility)."""
+        with _lock:
+            self._flag = False
+            if self._event is not None:
+                self._event.clear()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or ``timeout`` seconds pass; whether it was cancelled."""
+        with _lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._flag:
+                    self._event.set()
+            event = self._event
+        return event.wait(timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +76,7 @@ class ToolContext:
     """Mutable state shared by the calls of one agent invocation (the application's dict)."""
     tool_name: str | None = None
     """The name of the tool being run (filled in by toolpacks)."""
-    cancel_event: threading.Event = field(default_factory=threading.Event, repr=False)
+    cancel_event: CancelEvent | threading.Event = field(default_factory=CancelEvent, repr=False)
     """Set when the call is cancelled or timed out; sync tools should poll it.
 
     Every call gets a fresh event, so a context the application reuses for several calls is

@@ -109,6 +109,9 @@ class ToolDefinition:
 
     _loop_blocks: int = 0
     """Times this (async) tool was caught blocking the event loop (see ``_watchdog``)."""
+    deferred: bool = False
+    """Whether this is a placeholder listed from its pack's manifest, whose pack is imported
+    on its first call (``toolpacks.packs._manifest.ManifestTool``); a toolset swaps it then."""
 
     name: str
     """The tool's short name (a subtool's too; see ``scoped_name``)."""

@@ -6,6 +6,10 @@ description moves into the input schema.
 Google, NumPy, reST and Epydoc styles are recognised by docstring-parser. The tool description
 keeps every section a model can use (Returns, Raises, Examples, Notes) and drops only the
 parameter section, whose content moves into the input schema.
+
+A docstring with no line that could start a section (a line ending in ``:``, starting with
+``:`` or ``@``, or made of dashes) has no parameter section in any style: it is the description
+as it is, and docstring-parser (about 5 ms to import, and slow to auto-detect) is not used.
 """
 
 from __future__ import annotations
@@ -15,10 +19,17 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
-import docstring_parser
-from docstring_parser import google
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: this module is imported with ``@tool``
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from docstring_parser import google
 
 __all__ = ["ParsedDocstring", "parse_docstring"]
+
+_MAYBE_SECTIONS = re.compile(r"^\s*[:@]|:[ \t]*$|^\s*-+\s*$", re.MULTILINE)
+"""Where any style's section could start: a Google header (``Args:``), a reST or Epydoc field
+(``:param x:``, ``@param x:``), a NumPy underline (``-----``)."""
 
 _GOOGLE_PARAM_HEADER = re.compile(
     r"^(\s*)(Args|Arguments|Parameters|Params|Param|Keyword Args|Keyword Arguments"
@@ -93,6 +104,8 @@ def _strip_fields(lines: list[str]) -> list[str]:
 @functools.cache
 def _google_parser() -> google.GoogleParser:
     """A Google-style parser that knows every parameter-section header."""
+    from docstring_parser import google
+
     multiple = google.SectionType.MULTIPLE
     extra = [
         google.Section(title, "param", multiple)
@@ -101,12 +114,17 @@ def _google_parser() -> google.GoogleParser:
     return google.GoogleParser([*google.DEFAULT_SECTIONS, *extra])
 
 
-_STRIPPERS = {
-    docstring_parser.DocstringStyle.GOOGLE: _strip_google,
-    docstring_parser.DocstringStyle.NUMPYDOC: _strip_numpy,
-    docstring_parser.DocstringStyle.REST: _strip_fields,
-    docstring_parser.DocstringStyle.EPYDOC: _strip_fields,
-}
+@functools.cache
+def _strippers() -> dict[object, Callable[[list[str]], list[str]]]:
+    """The function that drops a style's parameter section, by docstring-parser style."""
+    from docstring_parser import DocstringStyle
+
+    return {
+        DocstringStyle.GOOGLE: _strip_google,
+        DocstringStyle.NUMPYDOC: _strip_numpy,
+        DocstringStyle.REST: _strip_fields,
+        DocstringStyle.EPYDOC: _strip_fields,
+    }
 
 
 def parse_docstring(doc: str | None, *, cleaned: bool = False) -> ParsedDocstring:
@@ -123,6 +141,10 @@ def parse_docstring(doc: str | None, *, cleaned: bool = False) -> ParsedDocstrin
     if not doc or not doc.strip():
         return ParsedDocstring("")
     text = doc.strip() if cleaned else inspect.cleandoc(doc)
+    if _MAYBE_SECTIONS.search(text) is None:
+        return ParsedDocstring(text)
+    import docstring_parser
+
     try:
         if any(_GOOGLE_PARAM_HEADER.match(line) for line in text.splitlines()):
             # docstring-parser's Google style does not know every header the tool description
@@ -132,7 +154,7 @@ def parse_docstring(doc: str | None, *, cleaned: bool = False) -> ParsedDocstrin
             parsed = _google_parser().parse("_\n\n" + text)
         else:
             parsed = docstring_parser.parse(text)
-    except docstring_parser.ParseError:
+    except Exception:  # ParseError, and the IndexError some malformed fields raise (": :")
         return ParsedDocstring(text)
     params = {
         p.arg_name.split()[0].lstrip("*"): " ".join((p.description or "").split())
@@ -141,7 +163,7 @@ def parse_docstring(doc: str | None, *, cleaned: bool = False) -> ParsedDocstrin
     }
     if not params and not any(m.args and m.args[0] == "param" for m in parsed.meta):
         return ParsedDocstring(text, params)
-    stripper = _STRIPPERS.get(parsed.style) if parsed.style else None
+    stripper = _strippers().get(parsed.style) if parsed.style else None
     lines = text.splitlines()
     if stripper is not None:
         lines = stripper(lines)

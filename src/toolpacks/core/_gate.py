@@ -8,14 +8,13 @@ become an ``invalid_arguments`` result that names each argument and says how to 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from toolpacks.core._context import ToolContext
+from toolpacks.core._context import CancelEvent, ToolContext
 from toolpacks.core._jsonargs import ArgumentsParseError, check_arguments, parse_arguments
 from toolpacks.core._kinds import KindError
 from toolpacks.core._options import CallOptions
@@ -158,9 +157,7 @@ def prepare(
         else:
             # Each call gets its own cancellation signal: a timeout of one call must not
             # leave a context the application reuses marked as cancelled.
-            ctx = replace(
-                context, call_id=call_id, tool_name=tool.name, cancel_event=threading.Event()
-            )
+            ctx = replace(context, call_id=call_id, tool_name=tool.name, cancel_event=CancelEvent())
         if plan.context_param is not None:
             kwargs[plan.context_param] = ctx
     return kwargs, ctx

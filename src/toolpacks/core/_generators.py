@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import threading
@@ -10,17 +9,19 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._context import ToolContext
-from toolpacks.core._gate import prepare
 from toolpacks.core._hooks import call_hook
-from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
-from toolpacks.core._outcome import unbound_result
-from toolpacks.core._result import ToolResult
 from toolpacks.core._run import TimedOut, before_hooks, error_hooks, next_call_id
 from toolpacks.exceptions import WrongRunMethodError
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from toolpacks.core._context import ToolContext
     from toolpacks.core._definition import ToolDefinition
+    from toolpacks.core._options import CallOptions
+    from toolpacks.core._result import ToolResult
+else:
+    from toolpacks.core._run import asyncio  # imported on first use, not with the module
 
 __all__ = ["InvalidArgumentsError", "iterate", "stream", "wrong_run_method"]
 
@@ -144,6 +145,11 @@ async def stream(
     options: CallOptions | None,
 ) -> AsyncIterator[Any]:
     """Yield the items of a generator tool as they are produced; see ``Tool.stream``."""
+    from toolpacks.core._gate import prepare
+    from toolpacks.core._options import DEFAULT_OPTIONS
+    from toolpacks.core._outcome import unbound_result
+    from toolpacks.core._result import ToolResult
+
     if not tool.is_generator:
         raise wrong_run_method(tool)
     options = options or DEFAULT_OPTIONS
@@ -215,6 +221,8 @@ async def _after_stream(
     for hook in tool.hooks.after:
         await call_hook(hook, items)
     if options.hooks.after:
+        from toolpacks.core._result import ToolResult
+
         result = ToolResult(
             items[-1] if items else None,
             tool_name=tool.name,

@@ -3,39 +3,24 @@
 Everything that can be decided once per tool (what to inject, which checks apply) is decided
 by its ``CallPlan``; a call does only what that call needs. The arguments pass the gate
 (``_gate``) first; running is ``_run``'s, generators are ``_generators``'.
+
+The parts a call needs (the gate, argument checks, results, outcomes, the watchdog, and with
+them ``logging`` and ``json``) are imported when the first plan is made, not when a tool is
+defined: ``_load_engine`` binds them as this module's globals, before any call can reach the
+short path (which needs a plan), and the general path loads them itself. A call pays nothing
+for this; ``from toolpacks import tool`` saves about 10 ms.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._context import ToolContext
-from toolpacks.core._gate import prepare, public_arguments
-from toolpacks.core._generators import iterate
 from toolpacks.core._hooks import EMPTY_HOOKS, call_hook
-from toolpacks.core._jsonargs import (
-    QUICK_TEXT,
-    ArgumentsParseError,
-    check_arguments,
-    quick_parse,
-)
-from toolpacks.core._kinds import KindError
-from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
-from toolpacks.core._outcome import (
-    SIMPLE_VALUES,
-    failure_result,
-    invalid_output,
-    secret_arguments,
-    timeout_result,
-    unbound_result,
-    unsendable_result,
-)
-from toolpacks.core._plan import CallPlan, plan_of
-from toolpacks.core._result import ToolResult, error_result
+from toolpacks.core._plan import CallPlan, before_first_plan, plan_of
 from toolpacks.core._run import (
     Refused,
     TimedOut,
@@ -46,15 +31,83 @@ from toolpacks.core._run import (
     guarded,
     next_call_id,
 )
-from toolpacks.core._watchdog import register_call_code
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from toolpacks.core._context import ToolContext
     from toolpacks.core._definition import ToolDefinition
+    from toolpacks.core._gate import prepare, public_arguments
+    from toolpacks.core._generators import iterate
+    from toolpacks.core._jsonargs import (
+        QUICK_TEXT,
+        ArgumentsParseError,
+        check_arguments,
+        quick_parse,
+    )
+    from toolpacks.core._kinds import KindError
+    from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
+    from toolpacks.core._outcome import (
+        SIMPLE_VALUES,
+        failure_result,
+        invalid_output,
+        secret_arguments,
+        timeout_result,
+        unbound_result,
+        unsendable_result,
+    )
+    from toolpacks.core._result import ToolResult, error_result
+else:
+    from toolpacks.core._run import asyncio  # imported on first use, not with the module
 
 __all__ = ["Gatekeeper", "invoke", "start"]
 
 Gatekeeper = Callable[[dict[str, Any], "ToolContext | None"], Awaitable["ToolResult | None"]]
 """Asked with the validated arguments (secrets masked) before the tool runs; a result refuses."""
+
+_loaded = False
+_load_lock = threading.Lock()
+
+
+def _load_engine() -> None:
+    """Import what a call needs and bind it here (once; see the module's docstring)."""
+    global _loaded
+    with _load_lock:
+        if _loaded:
+            return
+        from toolpacks.core import _gate, _jsonargs, _outcome, _result
+        from toolpacks.core._generators import iterate
+        from toolpacks.core._kinds import KindError
+        from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
+        from toolpacks.core._watchdog import register_call_code
+
+        globals().update(
+            prepare=_gate.prepare,
+            public_arguments=_gate.public_arguments,
+            iterate=iterate,
+            QUICK_TEXT=_jsonargs.QUICK_TEXT,
+            ArgumentsParseError=_jsonargs.ArgumentsParseError,
+            check_arguments=_jsonargs.check_arguments,
+            quick_parse=_jsonargs.quick_parse,
+            KindError=KindError,
+            DEFAULT_OPTIONS=DEFAULT_OPTIONS,
+            CallOptions=CallOptions,
+            SIMPLE_VALUES=_outcome.SIMPLE_VALUES,
+            failure_result=_outcome.failure_result,
+            invalid_output=_outcome.invalid_output,
+            secret_arguments=_outcome.secret_arguments,
+            timeout_result=_outcome.timeout_result,
+            unbound_result=_outcome.unbound_result,
+            unsendable_result=_outcome.unsendable_result,
+            ToolResult=_result.ToolResult,
+            error_result=_result.error_result,
+        )
+        register_call_code(invoke.__code__)
+        register_call_code(_fast_invoke.__code__)
+        _loaded = True
+
+
+before_first_plan(_load_engine)
 
 
 async def invoke(
@@ -69,6 +122,8 @@ async def invoke(
     ``gatekeeper`` (a toolset's permissions and approval) is asked once the arguments have
     passed the gate, so a policy or a person never decides on arguments that are invalid.
     """
+    if not _loaded:
+        _load_engine()
     options = options or DEFAULT_OPTIONS
     started = time.time()
     t0 = time.perf_counter()
@@ -317,5 +372,3 @@ async def _fast_invoke(
 
 
 new_result = object.__new__
-register_call_code(invoke.__code__)
-register_call_code(_fast_invoke.__code__)

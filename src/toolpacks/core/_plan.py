@@ -1,22 +1,43 @@
-"""What a call of one tool needs, decided once per tool on its first call (``CallPlan``)."""
+"""What a call of one tool needs, decided once per tool on its first call (``CallPlan``).
+
+This module is imported with ``@tool`` and imports what plans need when the first is made.
+"""
 
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, TypeAdapter
-
-from toolpacks.core._kinds import compile_kind_checks, flat_kinds
 from toolpacks.core._schema import _is_context
-from toolpacks.core._watchdog import running as watching
-from toolpacks.core._watchdog import start as start_watching
 
 if TYPE_CHECKING:
     from toolpacks.core._definition import ToolDefinition
 
-__all__ = ["CallPlan", "plan_of"]
+__all__ = ["CallPlan", "before_first_plan", "plan_of"]
+
+_first_plan_hooks: list[Callable[[], None]] = []
+_first_plan_lock = threading.Lock()
+
+
+def before_first_plan(hook: Callable[[], None]) -> None:
+    """Have ``hook`` called once, before the first ``CallPlan`` of the process is made.
+
+    The invocation engine imports the parts a call needs then (see ``_invoke``): every call
+    of a tool goes through its plan, so they are in place before any call needs them.
+    """
+    with _first_plan_lock:
+        _first_plan_hooks.append(hook)
+
+
+def _run_first_plan_hooks() -> None:
+    # The list is emptied only once every hook has run: a thread that finds it empty knows
+    # they are done, one that finds it not empty waits here for them.
+    with _first_plan_lock:
+        for hook in _first_plan_hooks:
+            hook()
+        _first_plan_hooks.clear()
 
 
 class CallPlan:
@@ -41,6 +62,11 @@ class CallPlan:
     )
 
     def __init__(self, tool: ToolDefinition) -> None:
+        if _first_plan_hooks:
+            _run_first_plan_hooks()
+        from toolpacks.core import _watchdog
+        from toolpacks.core._kinds import compile_kind_checks, flat_kinds
+
         sig = tool.signature
         schema = tool.input_schema
         self.context_param = sig.context_param if sig else _annotated_context(tool.fn)
@@ -72,8 +98,8 @@ class CallPlan:
         # check that it can be sent as JSON either.
         out = tool._output_type
         self.out_simple = out if out in (str, int, float, bool) else None
-        if tool.kind in ("coroutine", "async_generator") and not watching:
-            start_watching()  # the watchdog that notices async tools blocking their loop
+        if tool.kind in ("coroutine", "async_generator") and not _watchdog.running:
+            _watchdog.start()  # the watchdog that notices async tools blocking their loop
         # Calls of most tools need nothing but validation and the call itself; ``invoke``
         # takes a short path for them (hooks and options are checked per call).
         self.fast = (
@@ -86,20 +112,19 @@ class CallPlan:
             and not self.secret_params
         )
         if sig is not None:
-            adapter = sig.adapter
+            validator = sig.validator
             if tool.strict:
                 # Strict means JSON's strict mode: no "3" for 3, but an enum value, an ISO
                 # date or an array for a tuple are what JSON can send, so they are accepted.
                 from pydantic_core import to_json
 
                 def validate_strict(arguments: Any) -> dict[str, Any]:
-                    result: dict[str, Any] = adapter.validate_json(to_json(arguments))
+                    result: dict[str, Any] = validator.validate_json(to_json(arguments))
                     return result
 
                 self.validate: Callable[[Any], dict[str, Any]] = validate_strict
             else:
-                # The core validator itself: TypeAdapter.validate_python adds a Python layer.
-                self.validate = adapter.validator.validate_python
+                self.validate = validator.validate_python  # pydantic-core's, no Python layer
         else:
             from toolpacks.core._schema_validator import schema_validator
 
@@ -108,6 +133,8 @@ class CallPlan:
 
 def _override_checks(tool: ToolDefinition) -> dict[str, Callable[[Any], Any]]:
     """Validators for call-time values overriding fixed kwargs, from the parameters' types."""
+    from pydantic import ConfigDict, TypeAdapter
+
     from toolpacks.core._schema import type_hints
 
     try:

@@ -1,9 +1,11 @@
 """From a typed signature to a validator and a JSON Schema, built once at definition time.
 
-The arguments of a tool are validated by a pydantic ``TypeAdapter`` over a ``TypedDict`` made
-from the signature: validation returns a plain dict of keyword arguments (nested models become
-model instances) that is passed straight to the function. The JSON Schema comes from the same
-adapter, with pydantic's titles removed and the signature's defaults and descriptions added.
+The arguments of a tool are validated as a typed dict of its parameters: validation returns a
+plain dict of keyword arguments (nested models become model instances) that is passed straight
+to the function. The JSON Schema comes from the same core schema, with pydantic's titles removed
+and the signature's defaults and descriptions added. The core schema is made field by field by
+pydantic's own generator, as pydantic-ai does, which skips making and inspecting a ``TypedDict``
+(half the definition of a small tool); with another pydantic, by a ``TypeAdapter`` of one.
 """
 
 from __future__ import annotations
@@ -16,10 +18,28 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    NotRequired,
+    Required,
+    Union,
+    get_args,
+    get_origin,
+)
 
 from pydantic import ConfigDict, PydanticSchemaGenerationError, TypeAdapter
-from pydantic_core import PydanticSerializationError, SchemaError, to_jsonable_python
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import (
+    CoreSchema,
+    PydanticSerializationError,
+    SchemaError,
+    SchemaValidator,
+    core_schema,
+    to_jsonable_python,
+)
 from typing_extensions import TypedDict
 
 from toolpacks.core._context import ToolContext
@@ -43,7 +63,7 @@ class Signature:
     """Names of the parameters a caller supplies (those in the input schema)."""
     required: frozenset[str]
     """The parameters without a default."""
-    adapter: TypeAdapter[Any]
+    validator: SchemaValidator
     """Validates a dict of arguments into the keyword arguments of the function."""
     input_schema: dict[str, Any]
     """The JSON Schema of the arguments."""
@@ -60,6 +80,11 @@ class Signature:
     """The docstring without its parameter section."""
     skips_first: bool
     """Whether the first parameter is ``self``/``cls`` (a method defined in a class body)."""
+
+    @property
+    def adapter(self) -> SchemaValidator:
+        """The validator, under its earlier name."""
+        return self.validator
 
 
 def _is_context(annotation: Any) -> bool:
@@ -276,15 +301,12 @@ def analyze(
         return_annotation: Any = inspect.Parameter.empty
     else:
         return_annotation = hints["return"]
-    typed_dict = _make_typed_dict(label, fields)
     extra: Literal["allow", "forbid", "ignore"] = (
         "allow" if var_keyword else ("forbid" if extra_args == "reject" else "ignore")
     )
-    typed_dict.__pydantic_config__ = ConfigDict(
-        extra=extra, strict=strict, arbitrary_types_allowed=False
-    )
-    adapter = _adapter(label, typed_dict, fields)
-    schema = _json_schema(label, adapter, fields)
+    config = ConfigDict(extra=extra, strict=strict, arbitrary_types_allowed=False)
+    core, validator = _arguments(label, fields, config)
+    schema = _json_schema(label, core, fields)
     descriptions: dict[str, str] = {}
     for name, prop in schema.get("properties", {}).items():
         text = prop.get("description") or str_descriptions.get(name) or doc.params.get(name)
@@ -307,7 +329,7 @@ def analyze(
     return Signature(
         params=tuple(fields),
         required=required,
-        adapter=adapter,
+        validator=validator,
         input_schema=schema,
         context_param=context_param,
         var_keyword=var_keyword,
@@ -318,17 +340,60 @@ def analyze(
     )
 
 
-def _make_typed_dict(label: str, fields: dict[str, Any]) -> Any:
+def _title(label: str) -> str:
     name = "".join(part.capitalize() for part in label.replace(".", "_").split("_")) or "Args"
-    if not name.isidentifier():
-        name = "Args"
-    make: Any = TypedDict  # the functional form, with fields known only at run time
-    return make(f"{name}Arguments", fields, total=False)
+    return f"{name if name.isidentifier() else 'Args'}Arguments"
 
 
-def _adapter(label: str, typed_dict: Any, fields: dict[str, Any]) -> TypeAdapter[Any]:
+def _core_schema(title: str, fields: dict[str, Any], config: ConfigDict) -> CoreSchema:
+    """The typed dict of the parameters, made field by field (see the module's docstring)."""
     try:
-        return TypeAdapter(typed_dict)
+        from pydantic._internal._config import ConfigWrapper
+        from pydantic._internal._decorators import DecoratorInfos
+        from pydantic._internal._generate_schema import GenerateSchema
+        from pydantic.fields import FieldInfo
+
+        wrapper = ConfigWrapper(config)
+        generate = GenerateSchema(wrapper)
+        make_field = generate._generate_td_field_schema
+    except (ImportError, AttributeError, TypeError):  # another pydantic: the public way
+        make: Any = TypedDict  # the functional form, with fields known only at run time
+        typed_dict = make(title, fields, total=False)
+        typed_dict.__pydantic_config__ = config
+        return TypeAdapter(typed_dict).core_schema
+    decorators = DecoratorInfos()
+    members = {
+        name: make_field(
+            name,
+            FieldInfo.from_annotation(get_args(annotation)[0]),
+            decorators,
+            required=get_origin(annotation) is Required,
+        )
+        for name, annotation in fields.items()
+    }
+    schema = core_schema.typed_dict_schema(
+        members, extra_behavior=config["extra"], config=wrapper.core_config(title=title)
+    )
+    return generate.clean_schema(schema)
+
+
+def _arguments(
+    label: str, fields: dict[str, Any], config: ConfigDict
+) -> tuple[CoreSchema, SchemaValidator]:
+    """The core schema of the arguments and its validator (pydantic plugins included)."""
+    title = _title(label)
+    try:
+        core = _core_schema(title, fields, config)
+        try:
+            from pydantic.plugin._schema_validator import create_schema_validator
+
+            made: Any = create_schema_validator(
+                core, title, "toolpacks", title, "TypeAdapter", core.get("config")
+            )
+            validator: SchemaValidator = made  # or pydantic's pluggable stand-in for it
+        except ImportError:
+            validator = SchemaValidator(core, core.get("config"))
+        return core, validator
     except SchemaError as exc:
         raise ToolDefinitionError(
             f"tool function {label!r}: a parameter's constraints are invalid "
@@ -355,9 +420,22 @@ def _find_bad_param(fields: dict[str, Any]) -> str | None:
     return None
 
 
-def _json_schema(label: str, adapter: TypeAdapter[Any], fields: dict[str, Any]) -> dict[str, Any]:
+class _JsonSchema(GenerateJsonSchema):
+    """pydantic's JSON Schema generator, its method table built from names found once."""
+
+    _names: ClassVar[list[tuple[Any, str]]] = []
+
+    def build_schema_type_to_method(self) -> dict[Any, Any]:
+        """The table of methods by core schema type (pydantic's walks every type each time)."""
+        if not _JsonSchema._names:
+            table = super().build_schema_type_to_method().items()
+            _JsonSchema._names = [(key, method.__name__) for key, method in table]
+        return {key: getattr(self, name) for key, name in _JsonSchema._names}
+
+
+def _json_schema(label: str, core: CoreSchema, fields: dict[str, Any]) -> dict[str, Any]:
     try:
-        schema = adapter.json_schema()
+        schema = _JsonSchema().generate(core, mode="validation")
     except Exception as exc:
         bad = _find_bad_param(fields)
         where = f"parameter {bad!r}" if bad else "a parameter"

@@ -15,6 +15,7 @@ from toolpacks.exceptions import ToolConflictError, ToolDefinitionError
 if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
     from toolpacks.core._options import CallOptions
+    from toolpacks.core._result import ToolResult
 
 __all__ = ["Tool", "tool"]
 
@@ -68,6 +69,23 @@ class Tool(ToolDefinition):
     arguments or a failing tool: the result says what went wrong in a form a model can act
     on. Exceptions raised by hooks, and cancellation, propagate.
     """
+
+    def invoke_sync(
+        self,
+        arguments: Mapping[str, Any] | str | bytes | None = None,
+        context: ToolContext | None = None,
+        *,
+        options: CallOptions | None = None,
+    ) -> ToolResult:
+        """``invoke`` for synchronous code; safe inside a running event loop too.
+
+        The call runs on toolpacks' private event loop thread while this thread waits, so
+        hooks, approvals, locks and timeouts behave as in ``await t.invoke(...)``, and a
+        sync tool still runs in a worker thread. Interrupting the wait cancels the call.
+        """
+        from toolpacks.core._sync import run_sync  # loaded by the first synchronous call
+
+        return run_sync(self.invoke(arguments, context, options=options))
 
     def stream(
         self,

@@ -6,29 +6,46 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolpacks.export._base import input_schema, where
-from toolpacks.export._calls import ToolCall, arguments_of, as_list, as_mapping, plain, text_field
-from toolpacks.export._formats import ToolCallParseError
+from toolpacks.export._calls import (
+    ToolCall,
+    answer_id,
+    arguments_of,
+    as_list,
+    as_mapping,
+    plain,
+    text_field,
+)
+from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._protocol import ExportableResult, ExportableTool
+from toolpacks.export._strict import ANTHROPIC, apply_strict
 
 __all__ = ["define", "parse", "render"]
 
 _FMT = "anthropic"
 
 
-def define(tool: ExportableTool, name: str, description: str, strict: bool) -> dict[str, Any]:
-    """``{"name", "description", "input_schema"}`` (the schema unchanged; no output schema)."""
+def define(tool: ExportableTool, name: str, description: str, strict: StrictMode) -> dict[str, Any]:
+    """``{"name", "description", "input_schema"}``, and ``strict`` when strict mode was asked.
+
+    Without strict mode the schema goes out unchanged; with it, the schema is rewritten into
+    Anthropic's strict subset (see ``_strict.ANTHROPIC``). There is no output schema.
+    """
+    place = where(tool, name, _FMT)
+    schema, is_strict = apply_strict(input_schema(tool, place), place, strict, ANTHROPIC)
     out: dict[str, Any] = {"name": name}
     if description:
         out["description"] = description
-    out["input_schema"] = input_schema(tool, where(tool, name, _FMT))
+    out["input_schema"] = schema
+    if strict is not False:
+        out["strict"] = is_strict
     return out
 
 
-def render(result: ExportableResult) -> dict[str, Any]:
+def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """A ``tool_result`` content block; ``is_error`` is sent only when true, as documented."""
     out: dict[str, Any] = {
         "type": "tool_result",
-        "tool_use_id": result.call_id or "",
+        "tool_use_id": answer_id(result, call),
         "content": result.content,
     }
     if result.is_error:

@@ -9,17 +9,24 @@ from typing import Any
 from toolpacks.exceptions import ExportError
 from toolpacks.export import _anthropic, _bedrock, _gemini, _mcp, _neutral, _openai
 from toolpacks.export._base import full_description
-from toolpacks.export._calls import ToolCall
-from toolpacks.export._formats import ExportFormat, check_format, check_name
+from toolpacks.export._calls import ToolCall, check_call
+from toolpacks.export._formats import (
+    ExportFormat,
+    StrictMode,
+    check_format,
+    check_name,
+    check_strict,
+)
 from toolpacks.export._protocol import ExportableResult, ExportableTool
+from toolpacks.export._strict import NotStrictError
 
 __all__ = ["definition", "definitions", "parse_tool_calls", "render_result"]
 
 
 @dataclass(frozen=True, slots=True)
 class _Format:
-    define: Callable[[ExportableTool, str, str, bool], dict[str, Any]]
-    render: Callable[[ExportableResult], dict[str, Any]]
+    define: Callable[[ExportableTool, str, str, StrictMode], dict[str, Any]]
+    render: Callable[[ExportableResult, ToolCall | None], dict[str, Any]]
     parse: Callable[[Any], list[ToolCall]]
 
 
@@ -41,7 +48,7 @@ def definition(
     format: ExportFormat,
     *,
     name: str | None = None,
-    strict: bool = False,
+    strict: StrictMode = False,
     include_instructions: bool = True,
 ) -> dict[str, Any]:
     """One tool's definition in a provider's request format.
@@ -55,9 +62,14 @@ def definition(
             ``mcp`` or ``neutral``.
         name: The name exposed to the model (the toolset decides it); the tool's own name
             by default. It is checked against the format's rule, never rewritten.
-        strict: OpenAI strict mode (``openai`` and ``openai-responses``; other formats
-            ignore it). A tool that cannot be strict without losing meaning is exported
-            with ``strict: false`` and an ``ExportWarning`` saying why.
+        strict: Strict mode, where the provider guarantees arguments that match the schema:
+            ``openai``, ``openai-responses``, ``anthropic`` and ``bedrock`` get
+            ``strict: true`` and the schema rewritten into the provider's strict subset
+            (``gemini``, ``mcp`` and ``neutral`` have no strict mode and ignore it). With
+            ``True``, a tool that cannot be strict without losing meaning is an
+            ``ExportError`` naming the tool and every reason; with ``"best_effort"`` it is
+            exported with ``strict: false``, its schema unchanged, and an ``ExportWarning``
+            saying why.
         include_instructions: Append the tool's ``instructions`` to the description,
             after a blank line.
 
@@ -66,20 +78,23 @@ def definition(
 
     Raises:
         ExportError: Unknown format, a name the format does not accept, an input schema
-            that is not an object, or a ``$ref`` that cannot be resolved.
+            that is not an object, a ``$ref`` that cannot be resolved, a ``strict`` value
+            other than ``True``, ``False`` and ``"best_effort"``, or ``strict=True`` for a
+            tool that cannot be strict.
     """
     fmt = check_format(format)
+    mode = check_strict(strict)
     exposed = tool.name if name is None else name
     check_name(exposed, fmt, tool.name)
     description = full_description(tool, include_instructions)
-    return _FORMATS[fmt].define(tool, exposed, description, strict)
+    return _FORMATS[fmt].define(tool, exposed, description, mode)
 
 
 def definitions(
     pairs: Iterable[tuple[str, ExportableTool]],
     format: ExportFormat,
     *,
-    strict: bool = False,
+    strict: StrictMode = False,
     include_instructions: bool = True,
 ) -> list[dict[str, Any]]:
     """The definitions of several tools, each under its exposed name, in order.
@@ -87,14 +102,17 @@ def definitions(
     Args:
         pairs: ``(exposed name, tool)`` pairs, as a toolset provides them.
         format: The provider format (see ``definition``).
-        strict: OpenAI strict mode (see ``definition``).
+        strict: Strict mode (see ``definition``).
         include_instructions: Append each tool's instructions to its description.
 
     Raises:
-        ExportError: As ``definition``, or when two tools share an exposed name.
+        ExportError: As ``definition``, or when two tools share an exposed name. With
+            ``strict=True``, one error names every tool that cannot be strict.
     """
     fmt = check_format(format)
+    mode = check_strict(strict)
     out: list[dict[str, Any]] = []
+    not_strict: list[str] = []
     seen: dict[str, str] = {}
     for exposed, tool in pairs:
         if exposed in seen:
@@ -103,30 +121,48 @@ def definitions(
                 "exposed names must be unique in a toolset"
             )
         seen[exposed] = tool.name
-        out.append(
-            definition(
-                tool, fmt, name=exposed, strict=strict, include_instructions=include_instructions
+        try:
+            out.append(
+                definition(
+                    tool, fmt, name=exposed, strict=mode, include_instructions=include_instructions
+                )
             )
+        except NotStrictError as exc:
+            not_strict.append(str(exc))
+    if len(not_strict) == 1:
+        raise NotStrictError(not_strict[0])
+    if not_strict:
+        raise NotStrictError(
+            f"{len(not_strict)} tools cannot be exported with strict=True:\n- "
+            + "\n- ".join(not_strict)
         )
     return out
 
 
-def render_result(result: ExportableResult, format: ExportFormat) -> dict[str, Any]:
+def render_result(
+    result: ExportableResult, format: ExportFormat, *, call: ToolCall | None = None
+) -> dict[str, Any]:
     """A tool result as the provider expects it back in the conversation.
+
+    Pass the ``ToolCall`` the result answers (from ``parse_tool_calls``) as ``call``: the
+    answer then carries that call's id (and, for Gemini, its name), whatever id the toolset
+    gave the run. Without it, the result's ``call_id`` is used.
 
     - ``openai``: a ``{"role": "tool", "tool_call_id", "content"}`` message;
     - ``openai-responses``: a ``function_call_output`` input item;
     - ``anthropic``: a ``tool_result`` content block (``is_error`` only when true);
     - ``bedrock``: a ``toolResult`` content block (JSON content for a structured success,
       text otherwise; ``status`` success or error);
-    - ``gemini``: a ``functionResponse`` part (``{"output": ...}`` or ``{"error": text}``);
+    - ``gemini``: a ``functionResponse`` part (``{"output": ...}`` or ``{"error": text}``),
+      with an ``id`` only when Gemini sent one: the call's id when ``call`` is given; else
+      the result's, unless it is one a toolset made up (``tscall_N``) for a call without;
     - ``mcp``: a ``CallToolResult`` (``structuredContent`` for a structured success);
     - ``neutral``: call id, name, error flag, text and structured value.
 
     Raises:
-        ExportError: Unknown format.
+        ExportError: Unknown format, or ``call`` is not a ``ToolCall``.
     """
-    return _FORMATS[check_format(format)].render(result)
+    return _FORMATS[check_format(format)].render(result, check_call(call))
 
 
 def parse_tool_calls(payload: Any, format: ExportFormat) -> list[ToolCall]:
@@ -141,7 +177,8 @@ def parse_tool_calls(payload: Any, format: ExportFormat) -> list[ToolCall]:
     - ``anthropic``: a message, its ``content`` list, or a ``tool_use`` block;
     - ``bedrock``: a Converse response, its ``message``, or a content list (``toolUse``);
     - ``gemini``: a response with one candidate, a content, or a parts list
-      (``functionCall``; the id is "" when Gemini gave none);
+      (``functionCall``; the id is "" when Gemini gave none, and ``render_result`` with
+      ``call=`` then sends no id back);
     - ``mcp``: a ``tools/call`` request or its ``params``;
     - ``neutral``: ``ToolCall`` objects or mappings with ``name``, ``arguments``, ``id``.
 

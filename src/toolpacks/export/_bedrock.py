@@ -6,28 +6,43 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolpacks.export._base import input_schema, where
-from toolpacks.export._calls import ToolCall, arguments_of, as_list, as_mapping, plain, text_field
-from toolpacks.export._formats import ToolCallParseError
+from toolpacks.export._calls import (
+    ToolCall,
+    answer_id,
+    arguments_of,
+    as_list,
+    as_mapping,
+    plain,
+    text_field,
+)
+from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._protocol import ExportableResult, ExportableTool
+from toolpacks.export._strict import ANTHROPIC, apply_strict
 
 __all__ = ["define", "parse", "render"]
 
 _FMT = "bedrock"
 
 
-def define(tool: ExportableTool, name: str, description: str, strict: bool) -> dict[str, Any]:
+def define(tool: ExportableTool, name: str, description: str, strict: StrictMode) -> dict[str, Any]:
     """``{"toolSpec": {"name", "description", "inputSchema": {"json": ...}}}``.
 
     ``description`` is left out when empty (Converse requires at least one character).
+    With strict mode, ``strict`` is set and the schema is rewritten into the same subset as
+    Anthropic's strict tool use (Converse documents the same limits).
     """
+    place = where(tool, name, _FMT)
+    schema, is_strict = apply_strict(input_schema(tool, place), place, strict, ANTHROPIC)
     spec: dict[str, Any] = {"name": name}
     if description:
         spec["description"] = description
-    spec["inputSchema"] = {"json": input_schema(tool, where(tool, name, _FMT))}
+    spec["inputSchema"] = {"json": schema}
+    if strict is not False:
+        spec["strict"] = is_strict
     return {"toolSpec": spec}
 
 
-def render(result: ExportableResult) -> dict[str, Any]:
+def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """A ``toolResult`` block: JSON content for a structured success, else text.
 
     ``status`` is always set; Converse documents it as honoured by Amazon Nova and Anthropic
@@ -37,7 +52,7 @@ def render(result: ExportableResult) -> dict[str, Any]:
     content = [{"json": structured}] if structured is not None else [{"text": result.content}]
     return {
         "toolResult": {
-            "toolUseId": result.call_id or "",
+            "toolUseId": answer_id(result, call),
             "content": content,
             "status": "error" if result.is_error else "success",
         }

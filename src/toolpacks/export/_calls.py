@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolpacks.exceptions import ExportError
 from toolpacks.export._formats import ToolCallParseError
+from toolpacks.export._protocol import ExportableResult
 
-__all__ = ["ToolCall", "arguments_of", "as_list", "as_mapping", "plain", "text_field"]
+__all__ = [
+    "GENERATED_ID",
+    "ToolCall",
+    "answer_id",
+    "arguments_of",
+    "as_list",
+    "as_mapping",
+    "check_call",
+    "plain",
+    "text_field",
+]
+
+GENERATED_ID = re.compile(r"tscall_[0-9]+(?:\.[0-9]+)*")
+"""The ids a ``Toolset`` gives calls that came without one (``tscall_7``, ``tscall_7.0`` in a
+batch): no provider sent them, so a format whose ids are optional (Gemini) leaves them out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +39,23 @@ class ToolCall:
     arguments: dict[str, Any] | str
     """The arguments: a dict, or the JSON text exactly as the model sent it (OpenAI), left
     for the core's safe JSON parser."""
+
+
+def check_call(call: object) -> ToolCall | None:
+    """``call`` when it is a ``ToolCall`` or ``None``; anything else is an ``ExportError``."""
+    if call is None or isinstance(call, ToolCall):
+        return call
+    raise ExportError(
+        f"call must be the ToolCall the result answers (from parse_tool_calls), "
+        f"got {type(call).__name__}"
+    )
+
+
+def answer_id(result: ExportableResult, call: ToolCall | None) -> str:
+    """The call id to send back: the call's when given, else the result's ("" for none)."""
+    if call is not None:
+        return call.id
+    return result.call_id or ""
 
 
 def plain(value: Any) -> Any:

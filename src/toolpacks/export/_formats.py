@@ -14,9 +14,11 @@ __all__ = [
     "ExportFormat",
     "ExportWarning",
     "NameRule",
+    "StrictMode",
     "ToolCallParseError",
     "check_format",
     "check_name",
+    "check_strict",
 ]
 
 ExportFormat = Literal[
@@ -28,6 +30,11 @@ ExportFormat = Literal[
 
 FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 """Every valid format, in documentation order."""
+
+StrictMode = bool | Literal["best_effort"]
+"""The ``strict`` option of an export: ``False`` (plain schemas), ``True`` (strict mode, or an
+``ExportError`` for a tool that cannot be strict), or ``"best_effort"`` (strict where possible,
+the others exported non-strict with an ``ExportWarning``)."""
 
 
 class ExportWarning(UserWarning):
@@ -84,6 +91,19 @@ def check_format(format: str) -> ExportFormat:
         if format == valid:
             return valid
     raise ExportError(f"unknown export format {format!r}; valid formats: {', '.join(FORMATS)}")
+
+
+def check_strict(strict: object) -> StrictMode:
+    """Return ``strict`` when it is ``True``, ``False`` or ``"best_effort"``, else raise.
+
+    Raises:
+        ExportError: Any other value (``1``, ``"yes"``, ``None``…), naming the valid ones.
+    """
+    if isinstance(strict, bool):
+        return strict
+    if strict == "best_effort":
+        return "best_effort"
+    raise ExportError(f"strict must be True, False or 'best_effort', got {strict!r}")
 
 
 def check_name(name: str, format: ExportFormat, tool_name: str) -> None:

@@ -6,8 +6,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolpacks.export._base import input_schema, warn, where
-from toolpacks.export._calls import ToolCall, arguments_of, as_list, as_mapping, plain, text_field
-from toolpacks.export._formats import ToolCallParseError
+from toolpacks.export._calls import (
+    GENERATED_ID,
+    ToolCall,
+    arguments_of,
+    as_list,
+    as_mapping,
+    plain,
+    text_field,
+)
+from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._gemini_schema import to_gemini
 from toolpacks.export._protocol import ExportableResult, ExportableTool
 
@@ -16,7 +24,7 @@ __all__ = ["define", "parse", "render"]
 _FMT = "gemini"
 
 
-def define(tool: ExportableTool, name: str, description: str, strict: bool) -> dict[str, Any]:
+def define(tool: ExportableTool, name: str, description: str, strict: StrictMode) -> dict[str, Any]:
     """A ``FunctionDeclaration``: ``{"name", "description", "parameters"}``.
 
     ``parameters`` is Gemini's schema subset (see ``_gemini_schema``); it is left out for a
@@ -40,20 +48,28 @@ def define(tool: ExportableTool, name: str, description: str, strict: bool) -> d
     return out
 
 
-def render(result: ExportableResult) -> dict[str, Any]:
+def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """A ``functionResponse`` part: ``{"output": ...}`` on success, ``{"error": text}`` on error.
 
-    The output is the structured value when there is one, else the text. ``id`` (the call id
-    Gemini gave the function call) is included when the result has one.
+    The output is the structured value when there is one, else the text. ``id`` is sent only
+    when Gemini gave the function call one: with ``call``, when the call has an id (and its
+    name is the one answered); without it, when the result's call id is not one a toolset made
+    up for a call that came without an id (see ``GENERATED_ID``).
     """
     if result.is_error:
         response: dict[str, Any] = {"error": result.content}
     else:
         structured = result.structured
         response = {"output": structured if structured is not None else result.content}
-    out: dict[str, Any] = {"name": result.tool_name}
-    if result.call_id:
-        out["id"] = result.call_id
+    if call is not None:
+        name, call_id = call.name, call.id
+    else:
+        name, call_id = result.tool_name, result.call_id or ""
+        if GENERATED_ID.fullmatch(call_id):
+            call_id = ""
+    out: dict[str, Any] = {"name": name}
+    if call_id:
+        out["id"] = call_id
     out["response"] = response
     return {"functionResponse": out}
 

@@ -4,7 +4,7 @@ Gemini function declarations take a ``Schema`` with a fixed set of fields (``typ
 ``format``, ``title``, ``description``, ``nullable``, ``enum``, ``properties``, ``required``,
 ``items``, ``anyOf``, ``minItems``/``maxItems``, ``minLength``/``maxLength``, ``pattern``,
 ``minimum``/``maximum``, ``minProperties``/``maxProperties``, ``example``, ``default``,
-``propertyOrdering``) and no references. The rewrite:
+``propertyOrdering``, ``additionalProperties``) and no references. The rewrite:
 
 - inlines every ``$ref`` (``$defs`` disappear); a recursive reference is cut where it
   recurs, replaced by its type and description, and reported;
@@ -13,6 +13,8 @@ Gemini function declarations take a ``Schema`` with a fixed set of fields (``typ
   into a one-value ``enum`` (with ``format: enum``, as Gemini documents string enums);
 - keeps ``format`` only where Gemini documents it (``float``/``double``,
   ``int32``/``int64``, ``enum``/``date-time``);
+- keeps ``additionalProperties`` true or a schema (rewritten the same way), so a
+  ``dict[str, int]`` parameter keeps its value type; an empty schema becomes ``true``;
 - removes everything else and reports it; ``additionalProperties: false``, ``$schema``,
   ``$id`` and ``$comment`` are dropped without a report (they add nothing for the model).
   Enum values that are not strings are moved into the description (``allowed values: …``).
@@ -37,7 +39,7 @@ GEMINI_KEYWORDS = frozenset(
         "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
         "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
         "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum",
-        "maximum",
+        "maximum", "additionalProperties",
     }
 )  # fmt: skip
 """The fields of Gemini's ``Schema`` object."""
@@ -100,8 +102,7 @@ class GeminiSchema:
             elif key == "items":
                 out["items"] = self.convert(value, stack)
             elif key == "additionalProperties":
-                if value is not False:
-                    self.drop("additionalProperties")
+                self.additional(out, value, stack)
             elif key in GEMINI_KEYWORDS and key not in out:
                 out[key] = value
             elif key not in _SILENT and key not in GEMINI_KEYWORDS:
@@ -122,6 +123,18 @@ class GeminiSchema:
             return self.convert(merged, stack)
         inlined: dict[str, Any] = {**target, **node}
         return self.convert(inlined, (*stack, str(ref)))
+
+    def additional(self, out: dict[str, Any], value: Any, stack: tuple[str, ...]) -> None:
+        """``additionalProperties``: ``true`` or the value schema kept, ``false`` dropped."""
+        if value is False:
+            return
+        if isinstance(value, dict):
+            converted = self.convert(value, stack)
+            out["additionalProperties"] = converted if converted else True
+        elif value is True:
+            out["additionalProperties"] = True
+        else:
+            self.drop("additionalProperties")
 
     def type(self, out: dict[str, Any], value: Any) -> None:
         kinds = value if isinstance(value, list) else [value]

@@ -1,24 +1,34 @@
-"""MCP: ``Tool`` objects, ``CallToolResult`` objects, and ``tools/call`` requests."""
+"""MCP: ``Tool`` objects, ``CallToolResult`` objects, and ``tools/call`` requests.
+
+The definitions are exactly what ``toolpacks serve`` lists: MCP requires an ``outputSchema``
+of type ``object``, so a tool whose declared output is anything else (``-> int``,
+``-> list[Item]``) gets ``{"type": "object", "properties": {"result": <schema>},
+"required": ["result"]}``, with ``$defs`` kept at the root, and the server sends its value as
+``{"result": value}``; a tool without a declared output has no ``outputSchema``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from toolpacks.export._base import input_schema, where
 from toolpacks.export._calls import ToolCall, arguments_of, as_mapping, plain, text_field
+from toolpacks.export._formats import StrictMode
 from toolpacks.export._protocol import ExportableResult, ExportableTool
 from toolpacks.export._refs import copy_schema
 
-__all__ = ["define", "parse", "render"]
+__all__ = ["define", "output_schema", "parse", "render", "wraps_output"]
 
 _FMT = "mcp"
 
 
-def define(tool: ExportableTool, name: str, description: str, strict: bool) -> dict[str, Any]:
+def define(tool: ExportableTool, name: str, description: str, strict: StrictMode) -> dict[str, Any]:
     """An MCP ``Tool``: name, title, description, input and output schemas, annotations.
 
     Annotations come from the hints and the title; a hint that is ``None`` is left out, so
-    clients apply the protocol's default. ``outputSchema`` is included when declared.
+    clients apply the protocol's default. ``outputSchema`` is included when declared
+    (wrapped when it is not an object; see ``output_schema``).
     """
     out: dict[str, Any] = {"name": name}
     if tool.title:
@@ -27,7 +37,7 @@ def define(tool: ExportableTool, name: str, description: str, strict: bool) -> d
         out["description"] = description
     out["inputSchema"] = input_schema(tool, where(tool, name, _FMT))
     if tool.output_schema is not None:
-        out["outputSchema"] = copy_schema(tool.output_schema)
+        out["outputSchema"] = output_schema(tool.output_schema)
     hints = tool.hints
     annotations = {
         key: value
@@ -45,7 +55,36 @@ def define(tool: ExportableTool, name: str, description: str, strict: bool) -> d
     return out
 
 
-def render(result: ExportableResult) -> dict[str, Any]:
+def wraps_output(schema: Mapping[str, Any] | None) -> bool:
+    """Whether a declared output schema is not an object, so values go out as ``{"result": v}``.
+
+    Args:
+        schema: The tool's output schema (``None`` when it declares none).
+    """
+    return schema is not None and schema.get("type") != "object"
+
+
+def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``outputSchema`` for a declared output schema (a copy; wrapped when not an object).
+
+    Args:
+        schema: The tool's output schema.
+    """
+    inner = copy_schema(schema)
+    if not wraps_output(inner):
+        return inner
+    defs = inner.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+    }
+    if defs is not None:
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """A ``CallToolResult``: the text, ``structuredContent`` for a structured success."""
     out: dict[str, Any] = {"content": [{"type": "text", "text": result.content}]}
     structured = None if result.is_error else result.structured

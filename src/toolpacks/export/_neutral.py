@@ -6,7 +6,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolpacks.export._base import input_schema, where
-from toolpacks.export._calls import ToolCall, arguments_of, as_list, as_mapping, plain, text_field
+from toolpacks.export._calls import (
+    ToolCall,
+    answer_id,
+    arguments_of,
+    as_list,
+    as_mapping,
+    plain,
+    text_field,
+)
+from toolpacks.export._formats import StrictMode
 from toolpacks.export._protocol import ExportableResult, ExportableTool
 from toolpacks.export._refs import copy_schema
 
@@ -15,7 +24,7 @@ __all__ = ["define", "parse", "render"]
 _FMT = "neutral"
 
 
-def define(tool: ExportableTool, name: str, description: str, strict: bool) -> dict[str, Any]:
+def define(tool: ExportableTool, name: str, description: str, strict: StrictMode) -> dict[str, Any]:
     """``name``, ``title``, ``description``, ``input_schema``, ``output_schema``, ``hints``.
 
     Every key is always present (``None`` where there is nothing); schemas are copies.
@@ -37,10 +46,10 @@ def define(tool: ExportableTool, name: str, description: str, strict: bool) -> d
     }
 
 
-def render(result: ExportableResult) -> dict[str, Any]:
+def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """``call_id``, ``name``, ``is_error``, ``content`` and ``structured``."""
     return {
-        "call_id": result.call_id or "",
+        "call_id": answer_id(result, call),
         "name": result.tool_name,
         "is_error": result.is_error,
         "content": result.content,

@@ -2,10 +2,10 @@
 
 Definitions are function tools. With ``strict=True`` the parameters are rewritten for
 Structured Outputs (see ``_strict``); a tool that cannot be strict without losing meaning is
-exported with ``"strict": false`` and its schema unchanged, with an ``ExportWarning``.
-Responses definitions always carry ``strict`` (the Responses API makes an omitted ``strict``
-strict and normalizes the schema itself); Chat Completions definitions carry it only when
-strict mode was asked for.
+an ``ExportError``, or with ``strict="best_effort"`` is exported with ``"strict": false`` and
+its schema unchanged, with an ``ExportWarning``. Responses definitions always carry
+``strict`` (the Responses API makes an omitted ``strict`` strict and normalizes the schema
+itself); Chat Completions definitions carry it only when strict mode was asked for.
 """
 
 from __future__ import annotations
@@ -13,18 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolpacks.export._base import input_schema, warn, where
+from toolpacks.export._base import input_schema, where
 from toolpacks.export._calls import (
     ToolCall,
+    answer_id,
     arguments_of,
     as_list,
     as_mapping,
     plain,
     text_field,
 )
-from toolpacks.export._formats import ToolCallParseError
+from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._protocol import ExportableResult, ExportableTool
-from toolpacks.export._strict import to_strict
+from toolpacks.export._strict import OPENAI, apply_strict
 
 __all__ = [
     "define_chat",
@@ -37,36 +38,28 @@ __all__ = [
 
 
 def _parameters(
-    tool: ExportableTool, name: str, fmt: str, strict: bool
+    tool: ExportableTool, name: str, fmt: str, strict: StrictMode
 ) -> tuple[dict[str, Any], bool]:
     place = where(tool, name, fmt)
-    schema = input_schema(tool, place)
-    if not strict:
-        return schema, False
-    rewritten, reasons = to_strict(schema, place)
-    if reasons:
-        warn(
-            f"{place} is exported with strict=false: strict mode cannot express "
-            f"{'; '.join(reasons)} without changing its meaning"
-        )
-        return schema, False
-    return rewritten, True
+    return apply_strict(input_schema(tool, place), place, strict, OPENAI)
 
 
-def define_chat(tool: ExportableTool, name: str, description: str, strict: bool) -> dict[str, Any]:
+def define_chat(
+    tool: ExportableTool, name: str, description: str, strict: StrictMode
+) -> dict[str, Any]:
     """A Chat Completions function tool: ``{"type": "function", "function": {...}}``."""
     parameters, is_strict = _parameters(tool, name, "openai", strict)
     function: dict[str, Any] = {"name": name}
     if description:
         function["description"] = description
     function["parameters"] = parameters
-    if strict:
+    if strict is not False:
         function["strict"] = is_strict
     return {"type": "function", "function": function}
 
 
 def define_responses(
-    tool: ExportableTool, name: str, description: str, strict: bool
+    tool: ExportableTool, name: str, description: str, strict: StrictMode
 ) -> dict[str, Any]:
     """A Responses API function tool: ``{"type": "function", "name", ..., "strict"}``."""
     parameters, is_strict = _parameters(tool, name, "openai-responses", strict)
@@ -78,16 +71,16 @@ def define_responses(
     return out
 
 
-def render_chat(result: ExportableResult) -> dict[str, Any]:
+def render_chat(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """A Chat Completions tool message (errors are told in the text; the API has no flag)."""
-    return {"role": "tool", "tool_call_id": result.call_id or "", "content": result.content}
+    return {"role": "tool", "tool_call_id": answer_id(result, call), "content": result.content}
 
 
-def render_responses(result: ExportableResult) -> dict[str, Any]:
+def render_responses(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     """A Responses ``function_call_output`` input item."""
     return {
         "type": "function_call_output",
-        "call_id": result.call_id or "",
+        "call_id": answer_id(result, call),
         "output": result.content,
     }
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolpacks.core._secrets import REDACTED, is_secret_key, redact
 from toolpacks.exceptions import ConfigError
@@ -25,6 +25,7 @@ from toolpacks.exceptions import ConfigError
 __all__ = [
     "AgentConfig",
     "Config",
+    "LlmConfig",
     "LoadedConfig",
     "McpServerConfig",
     "SettingsConfig",
@@ -41,7 +42,9 @@ _RESERVED_PACK_KEYS = frozenset({"disabled", "priority"})
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: validators are built on first use, not at import (``from toolpacks import
+    # Host`` would pay some 40 ms for models a command like ``toolpacks list`` never uses).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
         """The fields for ``repr()`` and ``str()``, secret-looking values redacted."""
@@ -75,10 +78,16 @@ class AgentConfig(_Strict):
 
 
 class McpServerConfig(_Strict):
-    """A remote MCP server mounted as a pack (``[mcp_servers.NAME]``)."""
+    """A remote MCP server mounted as a pack (``[mcp_servers.NAME]``): ``command`` or ``url``."""
 
-    command: str
-    """The program to start (never run through a shell)."""
+    command: str | None = None
+    """The program to start over stdio (never run through a shell)."""
+    url: str | None = None
+    """The endpoint of a server reached over MCP streamable HTTP (``http://`` or ``https://``)."""
+    headers: dict[str, str | dict[str, str]] = Field(default_factory=dict)
+    """HTTP headers sent with every request to ``url``; a value may be ``{ env = "VAR" }``."""
+    require_approval: bool | list[str] = False
+    """``true``: every tool of the server needs approval; or the server's names of those that do."""
     args: list[str] = Field(default_factory=list)
     """Its arguments."""
     env: dict[str, str] | list[str] = Field(default_factory=dict)
@@ -86,10 +95,19 @@ class McpServerConfig(_Strict):
     environment. Nothing else of the host's environment is passed but a minimal set."""
     cwd: str | None = None
     """Working directory (relative to the config file)."""
-    timeout: float = 30.0
-    """Seconds to wait for the server to start and answer."""
+    timeout: float = Field(default=30.0, gt=0)
+    """Seconds allowed for starting (or connecting) and listing tools, and for each call."""
     tags: list[str] = Field(default_factory=list)
     """Tags given to every tool of the server."""
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> McpServerConfig:
+        from toolpacks.packs._mcp_spec import transport_problem
+
+        problem = transport_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
 
     def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
         """The fields for ``repr()`` and ``str()``, secrets hidden.
@@ -132,6 +150,14 @@ class SettingsConfig(_Strict):
     """Default cap for ``Toolset.call_many``."""
 
 
+class LlmConfig(_Strict):
+    """Installed ``llm`` tool plugins mounted as packs (``[llm]``)."""
+
+    plugins: list[str] = Field(default_factory=list)
+    """Entry-point names (or distribution names) of ``llm`` plugins whose tools become
+    packs of source ``llm``, each named after its entry point; ``["*"]`` for all."""
+
+
 class Config(_Strict):
     """The whole configuration."""
 
@@ -146,6 +172,8 @@ class Config(_Strict):
     """Local file-based tools."""
     settings: SettingsConfig = Field(default_factory=SettingsConfig)
     """Host-wide settings."""
+    llm: LlmConfig = Field(default_factory=LlmConfig)
+    """``llm`` tool plugins used as packs (runs their code: needs trust when implicit)."""
 
     @field_validator("packs")
     @classmethod

@@ -9,13 +9,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import GlobalHook
 from toolpacks.core._secrets import redact, secret_values
 from toolpacks.core._tool import Tool
 from toolpacks.exceptions import ConfigError
-from toolpacks.host._approval import ApprovalHandler
+from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 from toolpacks.host._assembly import (
     call_options,
     check_names,
@@ -26,16 +26,11 @@ from toolpacks.host._assembly import (
     select,
 )
 from toolpacks.host._compose import assemble
-from toolpacks.host._config import (
-    AgentConfig,
-    LoadedConfig,
-    load_config,
-    resolve_env,
-)
 from toolpacks.host._conflicts import ConflictContext, ConflictPolicy
 from toolpacks.host._host_hooks import HOOK_ARGS, TaggedAuthorizer, host_hook_caller
 from toolpacks.host._sources import compose, installed
 from toolpacks.host._toolset import Toolset
+from toolpacks.packs._discovery import spare_pydantic_plugin_scan
 from toolpacks.packs._loading import (
     LoadedPack,
     PackInfo,
@@ -43,6 +38,10 @@ from toolpacks.packs._loading import (
     load_pack,
     new_plugin_manager,
 )
+from toolpacks.packs._manifest import Manifests
+
+if TYPE_CHECKING:  # imported where used: its pydantic models cost ~30 ms to import
+    from toolpacks.host._config import AgentConfig, LoadedConfig
 
 __all__ = ["Host", "PackInfo"]
 
@@ -86,6 +85,10 @@ class Host:
         path: Sequence[str] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        from toolpacks.host._config import load_config
+
+        if discover:  # before the configuration's models: pydantic may not need its own scan
+            spare_pydantic_plugin_scan()
         self.config: LoadedConfig = load_config(config)
         """The validated configuration and where it came from."""
         self.approval = approval
@@ -93,6 +96,7 @@ class Host:
         self._discover = discover
         self._path = ([path] if isinstance(path, str) else list(path)) if path is not None else None
         self._environ = environ if environ is not None else os.environ
+        self._manifests = Manifests(self._path, self._environ, self.config.path)
         self._pm = new_plugin_manager()
         self._in_process: dict[str, PackSource] = {}
         self._host_hooks: list[GlobalHook] = []
@@ -268,12 +272,15 @@ class Host:
                 )
             loaded = self._load_source(source, state)
             state.loaded[name] = loaded
+            self._manifests.remember(source, loaded)
             return loaded
 
     def _load_source(self, source: PackSource, state: _State) -> LoadedPack:
         info = source.info
         if info.status in ("disabled", "clash", "failed"):
             return LoadedPack(info)
+        from toolpacks.host._config import resolve_env
+
         where = f"{self.config.source}: packs.{info.name}"
         try:
             settings = resolve_env(dict(source.settings), where, self._environ)
@@ -282,7 +289,7 @@ class Host:
         # Values read from the environment are secrets whatever their key (a ``dsn``).
         secrets = tuple(secret_values(dict(source.settings), environ=self._environ))
         loaded = self._load_resolved(source, settings, state, secrets)
-        loaded.secrets = secrets
+        loaded.secrets = (*loaded.secrets, *secrets)
         return loaded
 
     def _load_resolved(
@@ -293,7 +300,7 @@ class Host:
         secrets: tuple[str, ...] = (),
     ) -> LoadedPack:
         info = source.info
-        if info.source in ("mcp", "files") and not self.trusted:
+        if info.source in ("mcp", "files", "llm") and not self.trusted:
             error = (
                 f"{self.config.source} was found in the working directory and is not trusted, "
                 f"so {info.describe()} was not started; run `toolpacks trust` to trust it"
@@ -302,7 +309,8 @@ class Host:
         if info.source == "mcp":
             from toolpacks.packs._mcp_client import load_mcp_pack
 
-            return load_mcp_pack(info, source.extra, self.config.base_dir)
+            ask = lambda **r: Approver(self.approval).ask(ApprovalRequest(**r))  # noqa: E731
+            return load_mcp_pack(info, source.extra, self.config.base_dir, self._environ, ask)
         if info.source == "files":
             return self._load_files(info, source.extra)
         config_dir = self.config.path.parent if self.config.path is not None else None
@@ -373,6 +381,8 @@ class Host:
             ConfigError: No configuration defines ``agent`` (also when there is none).
         """
         if agent is None:
+            from toolpacks.host._config import AgentConfig
+
             return AgentConfig()
         agents = self.config.config.agents
         found = agents.get(agent)
@@ -449,7 +459,9 @@ class Host:
             },
         )
         names = resolve_packs(request.packs, state.sources, request.scope, request.optional)
-        loaded = required_loaded([self.load(name) for name in names], request)
+        lazy = request.predicate is None  # a predicate may read anything: import for it
+        listed = [self._manifests.listed(state.sources[n], self.load, lazy) for n in names]
+        loaded = required_loaded(listed, request)
         check_names(request, loaded, state.sources)
         from toolpacks.packs._pinning import load_pins, lock_path
 

@@ -23,10 +23,15 @@ _CONFIGURED = ("alias", "mcp", "files")
 def installed(
     cfg: Config, path: Sequence[str] | None, environ: Mapping[str, str]
 ) -> tuple[dict[str, PackSource], tuple[str, ...]]:
-    """Installed packs (entry points), with disabled and clashing ones marked.
+    """Installed packs (entry points, and ``[llm] plugins``), disabled and clashing marked.
 
     Returns:
-        The packs by name, and the malformed entry-point metadata discovery skipped.
+        The packs by name, and the malformed entry-point metadata discovery skipped (and
+        the llm plugins ``"*"`` left out).
+
+    Raises:
+        ConfigError: ``[llm] plugins`` names a plugin that is not installed or cannot be a
+            pack.
     """
     settings = cfg.pack_settings()
     sources: dict[str, PackSource] = {}
@@ -46,13 +51,20 @@ def installed(
         sources[name] = PackSource(
             PackInfo(name, first.dist_name, first.dist_version, first.value, "clash", error)
         )
+    problems = list(found.problems)
+    if cfg.llm.plugins:  # installed llm tool plugins the configuration mounts as packs
+        from toolpacks.packs._llm import llm_sources
+
+        llm_packs, skipped = llm_sources(cfg.llm.plugins, path, sources, settings)
+        sources.update(llm_packs)
+        problems.extend(skipped)
     verdicts = select(sorted(sources), cfg.disabled, environ)
     for name, reason in verdicts.items():
         source = sources.get(name)
         if reason is not None and source is not None and source.info.status == "available":
             info = replace(source.info, status="disabled", error=reason)
             sources[name] = replace(source, info=info)
-    return sources, tuple(found.problems)
+    return sources, tuple(problems)
 
 
 def compose(

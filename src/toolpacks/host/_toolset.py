@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import itertools
 import logging
@@ -15,7 +14,7 @@ from toolpacks.core._names import safe_name
 from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.core._result import ToolResult, error_result
 from toolpacks.core._tool import Tool
-from toolpacks.exceptions import ToolNotFoundError
+from toolpacks.exceptions import PackError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 
 if TYPE_CHECKING:
@@ -158,7 +157,8 @@ class Toolset:
         Args:
             format: ``neutral``, ``openai``, ``openai-responses``, ``anthropic``, ``gemini``,
                 ``bedrock`` or ``mcp``.
-            **options: Format options (``strict=True`` for OpenAI, ``include_instructions``).
+            **options: Format options: ``strict=True`` (or ``"best_effort"``) for openai,
+                openai-responses, anthropic and bedrock; ``include_instructions``.
         """
         from toolpacks.export import definitions
 
@@ -225,6 +225,12 @@ class Toolset:
                 tool_name=name,
                 call_id=ctx.call_id,
             )
+        if tool.deferred:  # listed from its pack's manifest: the pack is imported now, once
+            try:
+                tool = self._undefer(entry)
+            except PackError as exc:
+                message = str(exc).replace(f"'{tool.name}'", f"'{name}'", 1)
+                return error_result("tool_error", message, tool_name=name, call_id=ctx.call_id)
         if entry.require_approval or self.authorizers:
             from toolpacks.core._invoke import invoke
 
@@ -243,6 +249,39 @@ class Toolset:
                 # prefixed tool), while hooks and logs keep the tool's own name.
                 result = _renamed_error(result, tool.name, name)
         return result
+
+    def call_sync(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | bytes | None = None,
+        context: ToolContext | None = None,
+        *,
+        call_id: str | None = None,
+    ) -> ToolResult:
+        """``call`` for synchronous code; safe inside a running event loop too.
+
+        The call runs on toolpacks' private event loop thread while this thread waits, so
+        permissions, approvals, hooks, locks and timeouts behave as in ``await call(...)``.
+        Interrupting the wait cancels the call.
+        """
+        from toolpacks.core._sync import run_sync  # loaded by the first synchronous call
+
+        return run_sync(self.call(name, arguments, context, call_id=call_id))
+
+    def _undefer(self, entry: ToolEntry) -> Tool:
+        """The real tool behind a placeholder listed from a manifest; kept in its place.
+
+        Raises:
+            PackError: The pack failed to load, or defines the tool otherwise than listed.
+        """
+        from toolpacks.packs._manifest import ManifestTool
+
+        assert isinstance(entry.tool, ManifestTool)
+        tool = entry.tool.resolve()
+        kept = replace(entry, tool=tool)
+        self._entries[entry.exposed] = kept
+        self._by_qualified[entry.qualified] = kept
+        return tool
 
     async def _authorize(
         self,
@@ -323,6 +362,8 @@ class Toolset:
         cap = self.max_concurrency if max_concurrency is None else max_concurrency
         if cap < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {cap}")
+        import asyncio  # here, not at the top: ``from toolpacks import Host`` stays light
+
         limit = asyncio.Semaphore(cap)
         if context is not None and context.call_id:
             # One context for the batch: every call still gets an id of its own.
@@ -359,7 +400,10 @@ class Toolset:
 
         calls = parse_tool_calls(payload, format)  # type: ignore[arg-type]
         results = await self.call_many(calls)
-        return [render_result(r, format) for r in results]  # type: ignore[arg-type]
+        return [
+            render_result(r, format, call=c)  # type: ignore[arg-type]
+            for r, c in zip(results, calls, strict=True)
+        ]
 
 
 def _renamed_error(result: ToolResult, own: str, exposed: str) -> ToolResult:

@@ -13,10 +13,19 @@ or on SIGTERM or SIGINT, no new request is read and the calls in flight get a gr
 ``toolpacks serve`` exits non-zero at once in that case. The MCP SDK is the optional extra
 ``toolpacks[mcp]``; it is imported when a server is built, not when this module is.
 
+Over streamable HTTP, ``http_app`` gives an ASGI app serving one or more agents (each at
+``/agents/NAME/mcp``, and at ``/mcp`` when there is one; ``/healthz`` and ``/metrics`` beside
+them), stateless, so any worker or replica answers any request; ``serve_http`` runs it under
+uvicorn on one or more worker processes (what ``toolpacks serve --http`` runs). Requests are
+checked for the bearer token, ``Host`` and ``Origin`` and body size before they are parsed,
+and every ``tools/call`` goes through the same handler as over stdio.
+
 Tools *of* remote MCP servers (``[mcp_servers.NAME]`` in the configuration) are a pack
 source, not part of this module.
 """
 
+from toolpacks.mcp._http import http_app
 from toolpacks.mcp._server import build_server, serve, serve_agent, serve_stdio
+from toolpacks.mcp._workers import serve_http
 
-__all__ = ["build_server", "serve", "serve_agent", "serve_stdio"]
+__all__ = ["build_server", "http_app", "serve", "serve_agent", "serve_http", "serve_stdio"]

@@ -63,55 +63,26 @@ def _policy_toolset(
     )
 
 
-def _wrap_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"result": <schema>}`` as an object schema, with ``$defs`` kept at the root."""
-    inner = dict(schema)
-    defs = inner.pop("$defs", None)
-    wrapped: dict[str, Any] = {
-        "type": "object",
-        "properties": {"result": inner},
-        "required": ["result"],
-    }
-    if defs is not None:
-        wrapped["$defs"] = defs
-    return wrapped
-
-
-def _is_object_schema(schema: Mapping[str, Any]) -> bool:
-    return schema.get("type") == "object"
-
-
 class _ToolsetServer:
     """The ``tools/list`` and ``tools/call`` handlers for one toolset."""
 
     def __init__(self, toolset: Toolset, expose_errors: bool) -> None:
+        from toolpacks.export._mcp import wraps_output
+
         self.toolset = toolset
         self.expose_errors = expose_errors
         self.names = frozenset(toolset.names())
         """The exposed names (the only names a client may call)."""
-        self.wrapped: set[str] = set()
-        """Tools whose non-object output is sent as ``{"result": value}``."""
-        self.structured: set[str] = set()
+        self.definitions = toolset.definitions("mcp")
+        """What ``tools/list`` answers: exactly ``toolset.definitions("mcp")``."""
+        self.structured: set[str] = {d["name"] for d in self.definitions if "outputSchema" in d}
         """Tools with an output schema (their results carry ``structuredContent``)."""
-        definitions = toolset.definitions("mcp")
-        by_name = {d["name"]: d for d in definitions}
-        for entry in toolset.entries():
-            definition = by_name.get(entry.exposed)
-            schema = entry.tool.output_schema
-            if definition is None:
-                continue
-            if schema is None:
-                # No declared output: no outputSchema, so clients expect no structuredContent.
-                definition.pop("outputSchema", None)
-                continue
-            self.structured.add(entry.exposed)
-            if _is_object_schema(schema):
-                continue
-            self.wrapped.add(entry.exposed)
-            exported = definition.get("outputSchema")
-            if exported is None or not _is_object_schema(exported):
-                definition["outputSchema"] = _wrap_output_schema(exported or schema)
-        self.definitions = definitions
+        self.wrapped: set[str] = {
+            e.exposed
+            for e in toolset.entries()
+            if e.exposed in self.structured and wraps_output(e.tool.output_schema)
+        }
+        """Tools whose non-object output is sent as ``{"result": value}``."""
         self.running: dict[int, str] = {}
         """The tool calls in flight, by a call number: the names of the tools running now."""
         self._numbers = itertools.count()

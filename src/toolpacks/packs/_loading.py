@@ -42,7 +42,7 @@ PackStatus = Literal["available", "loaded", "failed", "disabled", "clash"]
 import or registration failed (see ``error``); ``disabled``: blocked by configuration or
 environment; ``clash``: two distributions declare the same pack name."""
 
-SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files"]
+SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files", "llm"]
 
 _EVENTS = ("before_invoke", "after_invoke", "on_error", "on_yield")
 

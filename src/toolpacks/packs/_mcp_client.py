@@ -1,31 +1,46 @@
 """Remote MCP servers as packs: ``[mcp_servers.NAME]`` becomes the pack ``NAME``.
 
 ``Host`` calls ``load_mcp_pack`` when a toolset first needs the pack. The server is started
-(see ``_mcp_connection``), its tools are listed, and each becomes a ``Tool`` whose schema,
-output schema, title and behaviour hints come from the server, so it is namespaced, filtered,
-validated and called like any other. A server that cannot start is a ``failed`` pack with the
-reason; one that dies later turns its calls into error results and its pack into ``failed``.
+(``command``, over stdio) or reached (``url``, streamable HTTP) — see ``_mcp_connection`` —
+its tools are listed, and each becomes a ``Tool`` whose schema, output schema, title and
+behaviour hints come from the server, so it is namespaced, filtered, validated and called like
+any other. A server that cannot be started or reached is a ``failed`` pack with the reason.
+
+Later changes keep the pack honest:
+
+- **The server changes its tools** (``notifications/tools/list_changed``): the pack's tools
+  are rebuilt from the new list. Toolsets built afterwards see the new list (and the lock
+  file withholds changed or new tools as usual); a toolset built before keeps its tools, and a
+  call to one that the server no longer offers, or whose definition changed, is an error
+  result saying to build the toolset again — a model is never served a definition it was not
+  shown.
+- **The server dies** (or its connection breaks): calls are error results saying when it is
+  started again; the next call after that starts it (see ``_mcp_connection`` for the backoff)
+  and the pack's ``error`` says what happened meanwhile. Its status stays ``loaded``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import importlib.util
 import inspect
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolpacks.core._context import ToolContext
 from toolpacks.core._names import safe_name
 from toolpacks.core._secrets import REDACTED, is_secret_key, is_secret_value, scrub
 from toolpacks.core._tool import Tool
 from toolpacks.exceptions import PackError, ToolError
 from toolpacks.packs._loading import LoadedPack, PackInfo
+from toolpacks.packs._mcp_approval import AskApproval, CallTag, answer_elicitation
+from toolpacks.packs._mcp_results import content_text, result_value
+from toolpacks.packs._mcp_spec import ServerSpec, code_fingerprint, resolve_headers
 
 if TYPE_CHECKING:
     import mcp_types
@@ -41,8 +56,16 @@ class McpServerSettings(Protocol):
     """What mounting a server needs of its ``[mcp_servers.NAME]`` table (the host's model)."""
 
     @property
-    def command(self) -> str:
-        """The program to start (never run through a shell)."""
+    def command(self) -> str | None:
+        """The program to start (never run through a shell); or None for a ``url`` server."""
+
+    @property
+    def url(self) -> str | None:
+        """The streamable HTTP endpoint; or None for a ``command`` server."""
+
+    @property
+    def headers(self) -> Mapping[str, str | Mapping[str, str]]:
+        """HTTP headers for ``url``; a value may be ``{ env = "VAR" }``."""
 
     @property
     def args(self) -> Sequence[str]:
@@ -64,8 +87,21 @@ class McpServerSettings(Protocol):
     def tags(self) -> Sequence[str]:
         """Tags given to every tool of the server."""
 
+    @property
+    def require_approval(self) -> bool | Sequence[str]:
+        """Every tool needs approval (True), or the server's names of those that do."""
 
-_UNTYPED = inspect.Signature([inspect.Parameter("arguments", inspect.Parameter.VAR_KEYWORD)])
+
+_CONTEXT = "_toolpacks_context"
+"""The keyword a remote tool's function receives its ``ToolContext`` under."""
+_UNTYPED = inspect.Signature(
+    [
+        inspect.Parameter(
+            _CONTEXT, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ToolContext
+        ),
+        inspect.Parameter("arguments", inspect.Parameter.VAR_KEYWORD),
+    ]
+)
 
 
 def load_mcp_pack(
@@ -73,18 +109,23 @@ def load_mcp_pack(
     cfg: McpServerSettings,
     base_dir: Path,
     environ: Mapping[str, str] | None = None,
+    ask: AskApproval | None = None,
 ) -> LoadedPack:
-    """Start the MCP server ``cfg`` describes and make its tools the pack ``info.name``.
+    """Start (or connect to) the MCP server ``cfg`` describes; its tools are the pack.
 
-    Never raises: a server that cannot be started (command not found, exits during startup,
-    no answer within ``cfg.timeout``) gives a ``failed`` pack whose error says why.
+    Never raises: a server that cannot be started or reached (command not found, connection
+    refused, HTTP 401, exits during startup, no answer within ``cfg.timeout``) or a header
+    whose variable is not set gives a ``failed`` pack whose error says why.
 
     Args:
         info: The pack's identity (``source == "mcp"``).
         cfg: The ``[mcp_servers.NAME]`` table.
         base_dir: The directory a relative ``cwd`` is resolved against.
-        environ: The host environment that names in ``cfg.env`` are copied from
-            (``os.environ`` by default); nothing else of it reaches the server.
+        environ: The host environment that names in ``cfg.env`` and ``{ env = ... }`` header
+            values are read from (``os.environ`` by default); nothing else of it reaches the
+            server.
+        ask: Asks the host's approval handler when the server requests approval mid-call
+            (elicitation); without it such requests are declined.
     """
     started = time.perf_counter()
 
@@ -95,51 +136,166 @@ def load_mcp_pack(
 
     if importlib.util.find_spec("mcp") is None:  # the optional extra is missing
         return failed(
-            "the MCP SDK is not installed, so MCP servers cannot be started; "
+            "the MCP SDK is not installed, so MCP servers cannot be used; "
             "install it with `pip install 'toolpacks[mcp]'`"
         )
-    from toolpacks.packs._mcp_connection import McpConnection, ServerSpec, server_environment
+    source = os.environ if environ is None else environ
+    try:
+        spec, problems = _server_spec(info.name, cfg, base_dir, source)
+    except ValueError as exc:
+        return failed(str(exc))
+    mount = _Mount(info, cfg, spec, base_dir, ask)
+    try:
+        remote_tools = mount.connection.start()
+    except PackError as exc:
+        return failed(mount.scrub(str(exc)))
+    except Exception as exc:  # a fault of ours or the SDK's: still a failed pack, not a crash
+        logger.debug("%s failed to start", spec.describe(), exc_info=True)
+        return failed(mount.scrub(f"{spec.describe()} could not be started ({exc!r})"))
+    pack = mount.mounted(remote_tools, problems, time.perf_counter() - started)
+    if mount.connection.lost_reason is not None:  # it died while its tools were being built
+        mount.on_lost(mount.connection.lost_reason)
+    return pack
 
+
+def _server_spec(
+    name: str, cfg: McpServerSettings, base_dir: Path, environ: Mapping[str, str]
+) -> tuple[ServerSpec, list[str]]:
+    """The resolved ``ServerSpec``, and non-fatal problems (unset variables, plain HTTP)."""
+    from toolpacks.packs._mcp_spec import server_environment
+
+    where = f"mcp_servers.{name}"
+    problems: list[str] = []
+    if cfg.url is not None:
+        spec = ServerSpec(
+            name=name,
+            url=cfg.url,
+            headers=resolve_headers(cfg.headers, where, environ),
+            timeout=cfg.timeout,
+        )
+        if spec.insecure():
+            problems.append(
+                f"{where}: headers are sent over plain http:// to a host that is not this "
+                "machine; use https:// so that credentials are not readable on the way"
+            )
+        return spec, problems
     env, missing = server_environment(cfg.env, environ)
-    problems = [
-        f"environment variable {name!r} listed in mcp_servers.{info.name}.env is not set; "
+    problems.extend(
+        f"environment variable {variable!r} listed in {where}.env is not set; "
         "the server runs without it"
-        for name in missing
-    ]
+        for variable in missing
+    )
     spec = ServerSpec(
-        name=info.name,
+        name=name,
         command=cfg.command,
         args=tuple(cfg.args),
         env=env,
         cwd=(base_dir / cfg.cwd) if cfg.cwd else None,
         timeout=cfg.timeout,
     )
-    secrets = _secret_values(env)
-    loaded: list[LoadedPack] = []
+    return spec, problems
 
-    def on_lost(reason: str) -> None:
-        error = _scrub(f"{spec.describe()} stopped after it was loaded: {reason}", secrets)
-        for pack in loaded:
-            pack.info = replace(pack.info, status="failed", error=error)
 
-    connection = McpConnection(spec, on_lost=on_lost)
-    try:
-        remote_tools = connection.start()
-    except PackError as exc:
-        return failed(_scrub(str(exc), secrets))
-    tools, naming_problems = build_tools(connection, remote_tools, info.name, cfg)
-    problems.extend(naming_problems)
-    elapsed = time.perf_counter() - started
-    pack = LoadedPack(
-        replace(info, status="loaded", tools=tuple(tools), import_seconds=elapsed),
-        tools,
-        problems=problems,
-        closer=connection.close,
-    )
-    loaded.append(pack)
-    if connection.lost_reason is not None:  # it died while its tools were being built
-        on_lost(connection.lost_reason)
-    return pack
+class _Mount:
+    """One mounted server: its connection, and the pack its tools are kept current in."""
+
+    def __init__(
+        self,
+        info: PackInfo,
+        cfg: McpServerSettings,
+        spec: ServerSpec,
+        base_dir: Path,
+        ask: AskApproval | None,
+    ) -> None:
+        from toolpacks.packs._mcp_connection import McpConnection
+
+        self.info = info
+        self.cfg = cfg
+        self.spec = spec
+        self.ask = ask
+        self.base_dir = base_dir
+        self.secrets = _secret_values(spec.env, spec.headers, cfg.headers)
+        """Values kept out of messages and results (secret variables and headers)."""
+        self.problems: list[str] = []
+        """Problems of the configuration (unset variables, plain HTTP), kept across lists."""
+        self.pack: LoadedPack | None = None
+        self.code = code_fingerprint(spec, base_dir) if spec.url is None else None
+        self.connection = McpConnection(
+            spec,
+            on_lost=self.on_lost,
+            on_tools=self.on_tools,
+            elicit=self.elicit,
+            may_restart=self.may_restart,
+        )
+
+    def scrub(self, message: str) -> str:
+        """``message`` with the server's secret values (environment, headers) masked."""
+        return scrub(message, self.secrets, REDACTED)
+
+    def mounted(
+        self, remote: list[mcp_types.Tool], problems: list[str], seconds: float
+    ) -> LoadedPack:
+        """The loaded pack for the first tool list."""
+        tools, naming = build_tools(self.connection, remote, self.info.name, self.cfg)
+        self.problems = problems
+        self.pack = LoadedPack(
+            replace(self.info, status="loaded", tools=tuple(tools), import_seconds=seconds),
+            tools,
+            problems=[*problems, *naming, *self._approval_problems(remote)],
+            closer=self.connection.close,
+            secrets=tuple(self.secrets),
+        )
+        return self.pack
+
+    def _approval_problems(self, remote: list[mcp_types.Tool]) -> list[str]:
+        wanted = self.cfg.require_approval
+        if isinstance(wanted, bool):
+            return []
+        offered = {t.name for t in remote}
+        return [
+            f"mcp_servers.{self.info.name}.require_approval names {name!r}, which the server "
+            f"does not offer (it offers: {', '.join(sorted(offered)) or 'none'})"
+            for name in wanted
+            if name not in offered
+        ]
+
+    def on_lost(self, reason: str) -> None:
+        """The server is gone: say so in the pack's ``error`` (its tools stay listed)."""
+        pack = self.pack
+        if pack is None:
+            return
+        error = self.scrub(
+            f"{self.spec.describe()} stopped after it was loaded ({reason}); it is started "
+            "again at the next call of one of its tools"
+        )
+        pack.info = replace(pack.info, error=error)
+
+    def on_tools(self, remote: list[mcp_types.Tool]) -> None:
+        """A new tool list (a change, or a restart): rebuild the pack's tools from it."""
+        pack = self.pack
+        if pack is None:
+            return
+        tools, naming = build_tools(self.connection, remote, self.info.name, self.cfg)
+        pack.problems = [*self.problems, *naming, *self._approval_problems(remote)]
+        pack.tools = tools
+        pack.info = replace(pack.info, status="loaded", tools=tuple(tools), error=None)
+
+    def may_restart(self) -> str | None:
+        """Refuse to restart a stdio server whose code (files trust covers) changed."""
+        if self.code is None or code_fingerprint(self.spec, self.base_dir) == self.code:
+            return None
+        return (
+            "its script changed since it was started, so it is not started again from code "
+            "that was not reviewed; reload the host (Host.reload(), or restart the "
+            "application) to use the new code, after `toolpacks trust` for a configuration "
+            "found in the working directory"
+        )
+
+    async def elicit(
+        self, params: mcp_types.ElicitRequestParams, tag: Any
+    ) -> mcp_types.ElicitResult:
+        """Answer the server's request for input during the call ``tag``."""
+        return await answer_elicitation(self.ask, params, tag)
 
 
 def build_tools(
@@ -163,7 +319,7 @@ def build_tools(
         elif name != remote.name:
             logger.debug("pack %r: remote tool %r is named %r", pack, remote.name, name)
         try:
-            t = _remote_tool(connection, remote, name, cfg)
+            t = _remote_tool(connection, remote, name, pack, cfg)
         except Exception as exc:  # a definition toolpacks cannot accept: skip that tool only
             problems.append(f"tool {remote.name!r} was skipped: {exc}")
             logger.warning("pack %r: remote tool %r skipped: %s", pack, remote.name, exc)
@@ -179,32 +335,64 @@ def _tool_name(remote_name: str) -> str:
     return "_" + name[1:] if name.startswith("-") else name
 
 
+def _definition(remote: mcp_types.Tool) -> tuple[Any, ...]:
+    """What a model is shown of a remote tool (a change means a new definition)."""
+    hints = remote.annotations.model_dump(exclude_none=True) if remote.annotations else None
+    return (remote.title, remote.description, remote.input_schema, remote.output_schema, hints)
+
+
 class _RemoteCall:
     """The function behind a remote tool: sends ``tools/call`` and converts the result."""
 
-    # No annotations, so ``Tool`` validates arguments against the server's JSON Schema.
+    # No annotations but the context, so ``Tool`` validates against the server's JSON Schema.
     __signature__ = _UNTYPED
 
-    def __init__(self, connection: McpConnection, remote_name: str) -> None:
+    def __init__(
+        self, connection: McpConnection, remote: mcp_types.Tool, name: str, pack: str
+    ) -> None:
         self.connection = connection
-        self.remote_name = remote_name
-        self.__name__ = remote_name
-        self.__qualname__ = f"mcp:{connection.spec.name}.{remote_name}"
+        self.remote_name = remote.name
+        self.definition = _definition(remote)
+        self.tool_name = name
+        self.pack = pack
+        self.__name__ = remote.name
+        self.__qualname__ = f"mcp:{connection.spec.name}.{remote.name}"
+
+    def check(self) -> None:
+        """Refuse a call to a tool the server no longer offers as this toolset knows it."""
+        server, name = self.connection.spec.name, self.remote_name
+        current = self.connection.tools.get(name)
+        if current is None:
+            raise ToolError(
+                f"The MCP server '{server}' no longer offers the tool '{name}' (its tool list "
+                "changed). Build the toolset again for the current tools."
+            )
+        if _definition(current) != self.definition:
+            raise ToolError(
+                f"The MCP server '{server}' changed the definition of '{name}' since this "
+                "toolset was built, so it is not called with the old one. Build the toolset "
+                "again to see the new definition (a toolpacks.lock withholds it until "
+                "`toolpacks lock` runs again)."
+            )
 
     async def __call__(self, **arguments: Any) -> Any:
-        result = await _call_remote(self.connection, self.remote_name, arguments)
+        context = arguments.pop(_CONTEXT, None)
+        tag = CallTag(
+            self.pack, self.tool_name, f"{self.pack}.{self.tool_name}", dict(arguments), context
+        )
+        result = await _call_remote(self.connection, self, arguments, tag)
         return result_value(result)
 
 
 async def _call_remote(
-    connection: McpConnection, name: str, arguments: dict[str, Any]
+    connection: McpConnection, call: _RemoteCall, arguments: dict[str, Any], tag: CallTag
 ) -> mcp_types.CallToolResult:
     from mcp import MCPError
     from pydantic import ValidationError
 
-    server = connection.spec.name
+    server, name = connection.spec.name, call.remote_name
     try:
-        return await connection.call_tool(name, arguments)
+        return await connection.call_tool(name, arguments, tag, check=call.check)
     except MCPError as exc:
         # A protocol-level error: the server's own message (unknown tool, invalid params).
         raise ToolError(f"the MCP server '{server}' refused the call: {exc.message}") from None
@@ -224,12 +412,17 @@ async def _call_remote(
 
 
 def _remote_tool(
-    connection: McpConnection, remote: mcp_types.Tool, name: str, cfg: McpServerSettings
+    connection: McpConnection,
+    remote: mcp_types.Tool,
+    name: str,
+    pack: str,
+    cfg: McpServerSettings,
 ) -> Tool:
     hints = remote.annotations
     title = remote.title or (hints.title if hints is not None else None)
+    wanted = cfg.require_approval
     t = Tool(
-        _RemoteCall(connection, remote.name),
+        _RemoteCall(connection, remote, name, pack),
         name=name,
         description=remote.description or title or remote.name,
         input_schema=remote.input_schema,
@@ -240,6 +433,7 @@ def _remote_tool(
         idempotent=hints.idempotent_hint if hints is not None else None,
         open_world=hints.open_world_hint if hints is not None else None,
         timeout=cfg.timeout,
+        require_approval=wanted if isinstance(wanted, bool) else remote.name in wanted,
         # The MCP client already checks structured content against the output schema.
         validate_output=False,
     )
@@ -248,61 +442,21 @@ def _remote_tool(
     return t
 
 
-def result_value(result: mcp_types.CallToolResult) -> Any:
-    """The value of a ``CallToolResult``: its structured content if any, else its text.
+def _secret_values(
+    env: Mapping[str, str],
+    headers: Mapping[str, str],
+    configured: Mapping[str, str | Mapping[str, str]],
+) -> list[str]:
+    """What to keep out of messages and results.
 
-    Raises:
-        ToolError: ``isError`` is set; the message is the server's text.
+    Secret-looking variables (API keys, tokens), and header values that are secret-looking or
+    read from the environment (with the credential of ``Bearer X`` on its own).
     """
-    text = content_text(result.content)
-    if result.is_error:
-        raise ToolError(text or "the tool reported an error without a message")
-    if result.structured_content is not None:
-        return result.structured_content
-    return text
-
-
-def content_text(blocks: list[Any]) -> str:
-    """The text of MCP content blocks, one per line; images, audio and binaries described."""
-    parts: list[str] = []
-    for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {block.mime_type}, {_decoded_size(block.data)} bytes]")
-        elif kind == "resource_link":
-            label = f" ({block.name})" if getattr(block, "name", None) else ""
-            parts.append(f"[resource link: {block.uri}{label}]")
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if isinstance(text, str):
-                parts.append(text)
-            else:
-                mime = getattr(resource, "mime_type", None) or "application/octet-stream"
-                size = _decoded_size(getattr(resource, "blob", ""))
-                parts.append(f"[resource: {resource.uri}, {mime}, {size} bytes]")
-        else:
-            parts.append(f"[{kind or 'unknown'} content]")
-    return "\n".join(parts)
-
-
-def _decoded_size(data: str) -> int:
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        return len(data)
-
-
-def _secret_values(env: dict[str, str]) -> list[str]:
-    """Values of secret-looking variables (API keys, tokens) to keep out of messages."""
-    return [
-        value
-        for key, value in env.items()
-        if len(value) >= 4 and (is_secret_key(key) or is_secret_value(value))
-    ]
-
-
-def _scrub(message: str, secrets: list[str]) -> str:
-    return scrub(message, secrets, REDACTED)
+    found = [v for k, v in env.items() if is_secret_key(k) or is_secret_value(v)]
+    for key, value in headers.items():
+        if is_secret_key(key) or is_secret_value(value) or isinstance(configured.get(key), Mapping):
+            found.append(value)
+            scheme, _, credential = value.partition(" ")
+            if credential and scheme.lower() in ("bearer", "basic", "token"):
+                found.append(credential)
+    return [value for value in dict.fromkeys(found) if len(value) >= 4]

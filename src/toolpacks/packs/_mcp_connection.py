@@ -1,15 +1,17 @@
-"""One connection to a remote MCP server: a child process driven by a background event loop.
+"""One connection to a remote MCP server, kept alive across crashes and tool-list changes.
 
 The official MCP client is asynchronous (anyio) while ``Host`` is synchronous, and a
-connection must outlive any single caller's event loop. So each server gets a dedicated thread
-running its own event loop, which owns the ``mcp.Client`` from start to shutdown. Callers on
-any event loop reach it with ``asyncio.run_coroutine_threadsafe`` + ``asyncio.wrap_future``;
-cancelling the caller cancels the remote call.
+connection must outlive any single caller's event loop. So each server gets a thread running
+an event loop of its own, on which every session with the server lives. Callers on any event
+loop reach it with ``asyncio.run_coroutine_threadsafe`` + ``asyncio.wrap_future``; cancelling
+the caller cancels the remote call.
 
-The server is started from an argument list (never a shell), with an environment holding only
-the MCP SDK's minimal default set plus what the configuration names. Its stderr goes through a
-pipe: lines are logged (``toolpacks.mcp``), the last ones are kept for error messages, and the
-pipe's end-of-file, confirmed by a ping, tells us the server died.
+When the server is found gone (its process exited, its connection broke), the connection
+records why and when it may start again: 0.5 s after the first failure, then 1 s, 2 s ... up
+to 30 s; a call the server answers resets the delay. The next call after that time starts a
+new session (a new process, or a new HTTP connection) before it is sent; a call before it is
+an error saying when. A call is never sent twice. Tool-list changes are ``_mcp_watch``'s,
+requests for input during a call ``_mcp_approval``'s.
 """
 
 from __future__ import annotations
@@ -20,115 +22,58 @@ import collections
 import concurrent.futures
 import logging
 import math
-import os
 import threading
+import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.exceptions import PackError, ToolError
+from toolpacks.packs._mcp_approval import Elicit, ElicitRouter
+from toolpacks.packs._mcp_spec import ServerSpec
+from toolpacks.packs._mcp_transport import (
+    HttpStatus,
+    StderrPipe,
+    leaf,
+    open_transport,
+    start_failure,
+    timeout_message,
+)
+from toolpacks.packs._mcp_watch import ToolWatch
 
 if TYPE_CHECKING:
     import mcp_types
-    from mcp import Client, StdioServerParameters
-    from mcp.client import Transport
+    from mcp import Client
 
-__all__ = ["McpConnection", "ServerGoneError", "ServerSpec", "server_environment"]
+__all__ = ["McpConnection", "ServerGoneError", "ServerSpec", "restart_delay"]
 
 logger = logging.getLogger("toolpacks.mcp")
 
 _MAX_PAGES = 100
 """tools/list pages read at most (a paginator that never ends cannot hang a start)."""
-_STDERR_TAIL = 20
-"""stderr lines kept for error messages."""
-_MAX_LINE = 2000
-"""Bytes of one stderr line kept or logged."""
 _SHUTDOWN_SECONDS = 10.0
 """How long ``close`` waits for the SDK's shutdown (stdin close, grace, SIGTERM, SIGKILL)."""
-_LIVENESS_SECONDS = 5.0
-"""How long the liveness check after the server's stderr closed may take."""
+RESTART_DELAY = 0.5
+"""Seconds after a first failure before the server may be started again."""
+RESTART_DELAY_MAX = 30.0
+"""The longest wait between restarts (the delay doubles with each failure up to this)."""
 
 _live: weakref.WeakSet[McpConnection] = weakref.WeakSet()
 
 
+def _now() -> float:
+    """The clock restarts are scheduled by (monotonic; replaced in tests)."""
+    return time.monotonic()
+
+
+def restart_delay(failures: int) -> float:
+    """Seconds to wait before starting again after ``failures`` failures in a row."""
+    return float(min(RESTART_DELAY_MAX, RESTART_DELAY * 2.0 ** max(0, failures - 1)))
+
+
 class ServerGoneError(ToolError):
-    """The MCP server behind a tool has exited or its connection broke (shown to the model)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSpec:
-    """How to start one MCP server."""
-
-    name: str
-    """The pack name (for messages and logs)."""
-    command: str
-    """The program; run directly, never through a shell."""
-    args: tuple[str, ...] = ()
-    """Its arguments."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """The complete environment of the child (see ``server_environment``)."""
-    cwd: Path | None = None
-    """Its working directory (None: inherit)."""
-    timeout: float = 30.0
-    """Seconds allowed for starting, the handshake and listing tools."""
-
-    def describe(self) -> str:
-        """``MCP server 'time' (python -m mcp_server_time)``, for messages."""
-        shown = " ".join([self.command, *self.args])
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        return f"MCP server {self.name!r} ({shown})"
-
-
-def server_environment(
-    env: Mapping[str, str] | Sequence[str], environ: Mapping[str, str] | None = None
-) -> tuple[dict[str, str], list[str]]:
-    """The environment an MCP server gets: the SDK's minimal default set plus ``env``.
-
-    Args:
-        env: Values to set, or names of variables to copy from ``environ``.
-        environ: The host environment (``os.environ`` by default).
-
-    Returns:
-        The environment, and the names in ``env`` that ``environ`` does not define.
-    """
-    from mcp.client.stdio import get_default_environment
-
-    source = os.environ if environ is None else environ
-    out = dict(get_default_environment())
-    missing: list[str] = []
-    if isinstance(env, Mapping):
-        out.update({str(k): str(v) for k, v in env.items()})
-    else:
-        for name in env:
-            if name in source:
-                out[name] = source[name]
-            else:
-                missing.append(name)
-    return out, missing
-
-
-@asynccontextmanager
-async def _stdio(params: StdioServerParameters, errlog: TextIO) -> AsyncIterator[Any]:
-    """``stdio_client``, closing our copy of the stderr pipe once the child holds its own."""
-    from mcp.client.stdio import stdio_client
-
-    try:
-        async with stdio_client(params, errlog=errlog) as streams:
-            errlog.close()
-            yield streams
-    finally:
-        errlog.close()
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first non-group exception inside ``exc``."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+    """The MCP server behind a tool is not running or its connection broke (shown to the model)."""
 
 
 class McpConnection:
@@ -136,152 +81,223 @@ class McpConnection:
 
     ``start()`` blocks until the tools are listed (or raises ``PackError``); ``call_tool`` may
     be awaited from any event loop; ``close()`` shuts the server down and joins the thread.
+
+    Args:
+        spec: How to reach the server.
+        on_lost: Called with the reason when the server is found gone (connection thread).
+        on_tools: Called with the new tool list after a list change or a restart.
+        elicit: Answers elicitation requests (None: every request is declined).
+        may_restart: Asked before a restart; a text refuses it and says why.
     """
 
-    def __init__(self, spec: ServerSpec, on_lost: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        on_lost: Callable[[str], None] | None = None,
+        *,
+        on_tools: Callable[[list[mcp_types.Tool]], None] | None = None,
+        elicit: Elicit | None = None,
+        may_restart: Callable[[], str | None] | None = None,
+    ) -> None:
         self.spec = spec
-        """How the server is started."""
+        """How the server is reached."""
         self.on_lost = on_lost
-        """Called once (in the connection's thread) when the server is found to be gone."""
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
-        """The last lines the server wrote to stderr."""
+        self.on_tools = on_tools
+        self.may_restart = may_restart
+        self.elicitation = ElicitRouter(spec.name, elicit)
+        """Routes the server's requests for input to the calls they belong to."""
+        self.watch = ToolWatch(self)
+        """Lists the tools again when the server says they changed."""
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        """The last lines the server wrote to stderr (stdio servers)."""
         self.lost_reason: str | None = None
-        """Why the connection is gone, once it is."""
+        """Why the server is not available, while it is not."""
         self.server_name: str | None = None
         """The name the server reports (``serverInfo``), once started."""
         self.instructions: str | None = None
         """The server's instructions, if it gives any."""
-        self._ready: concurrent.futures.Future[list[mcp_types.Tool]] = concurrent.futures.Future()
+        self.tools: dict[str, mcp_types.Tool] = {}
+        """The server's current tool definitions by its own names."""
+        self.failures = 0
+        """Failures (crashes, failed restarts) since the last call the server answered."""
+        self.retry_at: float | None = None
+        """When (``_now()``) the next restart may happen, after a failure."""
+        self.generation = 0
+        """Sessions started so far; signals from an older session are ignored."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
         self._client: Client | None = None
+        self._stop: asyncio.Event | None = None
+        self._session_task: asyncio.Task[None] | None = None
+        self._restarting: asyncio.Future[None] | None = None
         self._closing = False
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._stderr_thread: threading.Thread | None = None
-        self._main_task: asyncio.Task[None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     @property
     def alive(self) -> bool:
-        """Whether the server is started and not known to be gone or closed."""
+        """Whether a session is up and not known to be gone or closed."""
         return self._client is not None and self.lost_reason is None and not self._closing
 
+    @property
+    def client(self) -> Client | None:
+        """The current session's client (None while there is none)."""
+        return self._client
+
     def start(self) -> list[mcp_types.Tool]:
-        """Start the server, complete the handshake and list its tools (all pages).
+        """Start the server (or connect), complete the handshake and list its tools.
 
         Raises:
-            PackError: The command cannot be run, the server exits or breaks the protocol
-                during startup, or it does not answer within ``spec.timeout``.
+            PackError: The command cannot be run, the server cannot be reached, exits or
+                breaks the protocol during startup, or does not answer within the timeout.
         """
         spec = self.spec
         if spec.cwd is not None and not spec.cwd.is_dir():
             raise PackError(
                 f"{spec.describe()}: working directory {str(spec.cwd)!r} does not exist"
             )
-        read_fd, write_fd = os.pipe()
-        errlog = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
-        self._stderr_thread = threading.Thread(
-            target=self._read_stderr,
-            args=(read_fd,),
-            name=f"toolpacks-mcp-stderr:{spec.name}",
-            daemon=True,
-        )
-        self._stderr_thread.start()
+        loop = self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
-            target=self._run, args=(errlog,), name=f"toolpacks-mcp:{spec.name}", daemon=True
+            target=self._run_loop, args=(loop,), name=f"toolpacks-mcp:{spec.name}", daemon=True
         )
         _live.add(self)
         self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self._open(), loop)
         try:
-            # The deadline is enforced inside the thread; this wait only guards against a hang.
-            return self._ready.result(spec.timeout + _SHUTDOWN_SECONDS)
+            # The deadline is enforced inside the loop; this wait only guards against a hang.
+            return future.result(spec.timeout + _SHUTDOWN_SECONDS)
         except concurrent.futures.TimeoutError:
-            self._cancel()
-            _live.discard(self)
-            raise PackError(self._timeout_message()) from None
-        except Exception as exc:
-            _live.discard(self)
-            raise PackError(self._start_message(exc)) from None
+            future.cancel()
+            self.close()
+            raise PackError(timeout_message(spec, self._tail())) from None
+        except BaseException:
+            self.close()
+            raise
 
     def close(self, timeout: float = _SHUTDOWN_SECONDS) -> None:
         """Stop the server (close its stdin, then terminate it if needed); idempotent."""
         with self._lock:
             self._closing = True
-        self._signal_stop()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None and thread is not threading.current_thread():
+            if thread.is_alive() and not loop.is_closed():
+                shutdown = self._shutdown()
+                try:
+                    asyncio.run_coroutine_threadsafe(shutdown, loop).result(timeout)
+                except RuntimeError:  # the loop closed meanwhile
+                    shutdown.close()
+                except concurrent.futures.TimeoutError:
+                    pass
+                with suppress(RuntimeError):
+                    loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
             if thread.is_alive():
                 logger.warning("%s did not shut down within %g s", self.spec.describe(), timeout)
         _live.discard(self)
 
-    def _signal_stop(self) -> None:
-        loop, stop = self._loop, self._stop
-        if loop is None or stop is None:
-            return
-        with suppress(RuntimeError):  # the loop has already closed
-            loop.call_soon_threadsafe(stop.set)
-
-    def _cancel(self) -> None:
-        loop, task = self._loop, self._main_task
-        if loop is not None and task is not None:
-            with suppress(RuntimeError):
-                loop.call_soon_threadsafe(task.cancel)
-        if self._thread is not None:
-            self._thread.join(_SHUTDOWN_SECONDS)
-
-    def _run(self, errlog: TextIO) -> None:
+    def _run_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.set_event_loop(loop)
         try:
-            asyncio.run(self._main(errlog))
-        except BaseException as exc:
-            if not self._ready.done():
-                self._ready.set_exception(exc)
-            else:
-                logger.debug("%s: session ended with %r", self.spec.describe(), exc)
+            loop.run_forever()
         finally:
-            errlog.close()
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            with suppress(Exception):
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
 
-    async def _main(self, errlog: TextIO) -> None:
+    async def _shutdown(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        task = self._session_task
+        if task is not None and not task.done():
+            with suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), _SHUTDOWN_SECONDS)
+
+    async def _open(self) -> list[mcp_types.Tool]:
+        """Start one session and wait until its tools are listed (connection loop)."""
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[list[mcp_types.Tool]] = loop.create_future()
+        self.generation += 1
+        self._stop = stop = asyncio.Event()
+        self._session_task = loop.create_task(self._session(self.generation, ready, stop))
+        return await ready
+
+    async def _session(
+        self, generation: int, ready: asyncio.Future[list[mcp_types.Tool]], stop: asyncio.Event
+    ) -> None:
         import anyio
-        from mcp import Client, Implementation, StdioServerParameters
+        from mcp import Client, Implementation
 
         from toolpacks._version import __version__
 
-        self._loop = asyncio.get_running_loop()
-        self._main_task = asyncio.current_task()
-        self._stop = asyncio.Event()
         spec = self.spec
-        params = StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
-        )
-        transport: Transport = _stdio(params, errlog)
-        client = Client(
-            transport,
-            cache=None,
-            client_info=Implementation(name="toolpacks", version=__version__),
-        )
-        with anyio.CancelScope() as scope:
-            scope.deadline = anyio.current_time() + spec.timeout
-            try:
-                async with client:
-                    tools = await self._list_tools(client)
-                    scope.deadline = math.inf
-                    self._client = client
-                    info = client.server_info
-                    self.server_name = info.name if info is not None else None
-                    self.instructions = client.instructions
-                    self._ready.set_result(tools)
-                    await self._stop.wait()
-            except Exception:
-                if scope.cancel_called and not self._ready.done():
-                    raise TimeoutError from None
-                raise
-        if scope.cancelled_caught and not self._ready.done():
-            self._ready.set_exception(TimeoutError())
+        status = HttpStatus()
+        stderr = None
+        up = False
+        ended = "its session ended"
+        try:
+            if spec.url is None:
+                stderr = StderrPipe(
+                    spec.name, self.stderr_tail, lambda: self._stderr_eof(generation)
+                )
+            client = Client(
+                open_transport(spec, stderr, status),
+                cache=None,
+                client_info=Implementation(name="toolpacks", version=__version__),
+                message_handler=lambda message: self.watch.on_message(generation, message),
+                elicitation_callback=self.elicitation,
+            )
+            with anyio.CancelScope() as scope:
+                scope.deadline = anyio.current_time() + spec.timeout
+                try:
+                    async with client:
+                        tools = await self.list_tools(client)
+                        scope.deadline = math.inf
+                        self._publish(client, tools)
+                        ready.set_result(tools)
+                        up = True
+                        async with anyio.create_task_group() as group:
+                            group.start_soon(self.watch.listen, client, generation)
+                            await stop.wait()
+                            group.cancel_scope.cancel()
+                except Exception as exc:
+                    if scope.cancel_called and not ready.done():
+                        raise TimeoutError from None
+                    ended = f"its connection failed ({type(leaf(exc)).__qualname__})"
+                    raise
+            if scope.cancelled_caught and not ready.done():
+                raise TimeoutError
+        except Exception as exc:
+            if not ready.done():
+                if stderr is not None:
+                    stderr.thread.join(1.0)  # its last lines say why it failed
+                ready.set_exception(
+                    PackError(start_failure(spec, exc, self._tail(), status.status))
+                )
+            else:
+                logger.debug("%s: session ended with %r", spec.describe(), exc)
+        finally:
+            if stderr is not None:
+                stderr.writer.close()
+            if not ready.done():
+                ready.set_exception(PackError(f"{spec.describe()} was closed while starting"))
+            if up and not stop.is_set():
+                self.lost(generation, ended)
 
-    async def _list_tools(self, client: Client) -> list[mcp_types.Tool]:
+    def _publish(self, client: Client, tools: list[mcp_types.Tool]) -> None:
+        info = client.server_info
+        self.server_name = info.name if info is not None else None
+        self.instructions = client.instructions
+        self.tools = {t.name: t for t in tools}
+        with self._lock:
+            self._client = client
+            self.lost_reason = None
+
+    async def list_tools(self, client: Client) -> list[mcp_types.Tool]:
+        """Every tool the server lists, following ``nextCursor`` (bounded)."""
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
         seen: set[str] = set()
@@ -294,19 +310,35 @@ class McpConnection:
             seen.add(cursor)
         return tools
 
+    _list_tools = list_tools
+
     # -- calls --------------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """Call ``name`` on the server, from any event loop.
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        tag: Any = None,
+        check: Callable[[], None] | None = None,
+    ) -> mcp_types.CallToolResult:
+        """Call ``name`` on the server, from any event loop; start it again first if needed.
+
+        Args:
+            name: The server's name of the tool.
+            arguments: Its arguments.
+            tag: Handed to ``elicit`` if the server asks for input during this call.
+            check: Run once the session is up, just before the call is sent (it sees the
+                tool list of a server that was just started again); raising stops the call.
 
         Raises:
-            ServerGoneError: The server has exited, the connection broke, or it was closed.
+            ServerGoneError: The server is not available (and when it will be tried again),
+                its restart failed, or the connection broke during the call.
             mcp.MCPError: The server answered with a protocol error.
         """
         loop = self._loop
-        if not self.alive or loop is None:
+        if self._closing or loop is None:
             raise ServerGoneError(self._gone_message())
-        call = self._call(name, arguments)
+        call = self._call(name, arguments, tag, asyncio.get_running_loop(), check)
         try:
             future = asyncio.run_coroutine_threadsafe(call, loop)
         except RuntimeError:  # the connection's loop has closed
@@ -321,79 +353,116 @@ class McpConnection:
                 raise ServerGoneError(self._gone_message()) from None
             raise
 
-    async def _call(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def _call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        tag: Any,
+        caller: asyncio.AbstractEventLoop,
+        check: Callable[[], None] | None,
+    ) -> mcp_types.CallToolResult:
         import anyio
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED
 
-        client = self._client
+        await self._ensure_session()
+        if check is not None:
+            check()
+        client, generation = self._client, self.generation
         if client is None:
             raise ServerGoneError(self._gone_message())
         try:
-            return await client.call_tool(name, arguments)
+            with self.elicitation.calling(tag, caller):
+                result = await client.call_tool(name, arguments)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
-                self._lost("its connection closed")
+                self.lost(generation, "its connection closed")
                 raise ServerGoneError(self._gone_message()) from None
             raise
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
-            self._lost("its connection broke")
+            self.lost(generation, "its connection broke")
             raise ServerGoneError(self._gone_message()) from None
+        with self._lock:
+            self.failures = 0
+            self.retry_at = None
+        return result
+
+    async def _ensure_session(self) -> None:
+        """Start a new session if the server is gone and its restart delay has passed."""
+        while not self.alive:
+            if self._closing:
+                raise ServerGoneError(self._gone_message())
+            if self._restarting is not None:  # another call is starting it
+                with suppress(BaseException):
+                    await asyncio.shield(self._restarting)
+                continue
+            if self.retry_at is not None and _now() < self.retry_at:
+                raise ServerGoneError(self._gone_message())
+            refused = self.may_restart() if self.may_restart is not None else None
+            if refused:
+                self._failed_restart(refused)
+                raise ServerGoneError(self._gone_message())
+            self._restarting = asyncio.get_running_loop().create_future()
+            try:
+                logger.info("starting %s again (%s)", self.spec.describe(), self.lost_reason)
+                tools = await self._open()
+            except PackError as exc:
+                self._failed_restart(f"starting it again failed: {exc}")
+                raise ServerGoneError(self._gone_message()) from None
+            finally:
+                self._restarting.set_result(None)
+                self._restarting = None
+            self.tools_changed(tools)
+
+    def _failed_restart(self, reason: str) -> None:
+        with self._lock:
+            self.lost_reason = reason
+            self.failures += 1
+            self.retry_at = _now() + restart_delay(self.failures)
+        self._notify_lost(reason)
+
+    def tools_changed(self, tools: list[mcp_types.Tool]) -> None:
+        """The server's tool list is now ``tools``: keep it, and tell ``on_tools``."""
+        self.tools = {t.name: t for t in tools}
+        if self.on_tools is not None:
+            try:
+                self.on_tools(tools)
+            except Exception:
+                logger.exception("on_tools callback of %s failed", self.spec.describe())
 
     # -- failure detection --------------------------------------------------------------------
 
-    def _read_stderr(self, fd: int) -> None:
-        with os.fdopen(fd, "rb") as stream:
-            for raw in stream:
-                line = raw[:_MAX_LINE].decode("utf-8", "replace").rstrip()
-                self.stderr_tail.append(line)
-                logger.debug("[%s] %s", self.spec.name, line)
-        # End of file: every holder of the pipe (the server and its children) has exited,
-        # or the server closed its stderr. A ping tells the two apart.
+    def _stderr_eof(self, generation: int) -> None:
+        """The stderr pipe closed: the server (and its children) exited, or closed stderr."""
         loop = self._loop
-        if self._closing or loop is None or loop.is_closed() or not self._ready.done():
+        if self._closing or loop is None or generation != self.generation or not self.alive:
             return
-        check = self._check_alive()
+        check = self.watch.check_alive(generation)
         try:
             asyncio.run_coroutine_threadsafe(check, loop)
         except RuntimeError:  # the loop closed meanwhile
             check.close()
 
-    async def _check_alive(self) -> None:
-        """After stderr closed: a request only a closed connection fails means "gone"."""
-        import anyio
-        from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED
+    def lost(self, generation: int, reason: str) -> None:
+        """Record that the session ``generation`` is gone and let it shut down."""
+        with self._lock:
+            if self._closing or generation != self.generation or self.lost_reason is not None:
+                return
+            self.lost_reason = reason
+            self._client = None
+            self.failures += 1
+            self.retry_at = _now() + restart_delay(self.failures)
+        logger.warning("%s is gone: %s%s", self.spec.describe(), reason, self._tail())
+        self._notify_lost(reason)
+        if self._stop is not None:
+            self._stop.set()
 
-        client = self._client
-        if client is None or self._closing or self.lost_reason is not None:
-            return
-        try:
-            with anyio.fail_after(_LIVENESS_SECONDS):
-                # tools/list exists in every protocol era (ping does not, after 2026-07-28).
-                await client.list_tools()
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
-                self._lost("the server process exited")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
-            self._lost("the server process exited")
-        except Exception:
-            logger.debug("%s: liveness check inconclusive", self.spec.describe(), exc_info=True)
-
-    def _lost(self, reason: str) -> None:
-        """Record that the server is gone and let the thread shut the session down."""
-        if self.lost_reason is not None or self._closing:
-            return
-        self.lost_reason = reason
-        tail = self._tail()
-        logger.warning("%s is gone: %s%s", self.spec.describe(), reason, tail)
+    def _notify_lost(self, reason: str) -> None:
         if self.on_lost is not None:
             try:
                 self.on_lost(reason)
             except Exception:
                 logger.exception("on_lost callback of %s failed", self.spec.describe())
-        if self._stop is not None:
-            self._stop.set()
 
     # -- messages -----------------------------------------------------------------------------
 
@@ -404,47 +473,18 @@ class McpConnection:
         return "; its last stderr output:\n  " + "\n  ".join(kept)
 
     def _gone_message(self) -> str:
-        reason = self.lost_reason or ("it was shut down" if self._closing else "it is not running")
-        return (
-            f"The MCP server '{self.spec.name}' is no longer available ({reason}); its tools "
-            "cannot be called until the host restarts it."
-        )
-
-    def _timeout_message(self) -> str:
-        return (
-            f"{self.spec.describe()} did not complete the MCP handshake and tool listing within "
-            f"{self.spec.timeout:g} s (raise `timeout` in its configuration if it is just slow)"
-            f"{self._tail()}"
-        )
-
-    def _start_message(self, exc: BaseException) -> str:
-        leaf = _leaf(exc)
-        spec = self.spec
-        if isinstance(leaf, TimeoutError):
-            return self._timeout_message()
-        if isinstance(leaf, FileNotFoundError):
+        name = self.spec.name
+        if self._closing:
             return (
-                f"{spec.describe()} could not be started: command {spec.command!r} was not found "
-                "(is it installed, and on the PATH given to the server?)"
+                f"The MCP server '{name}' was shut down with its host; its tools cannot be called."
             )
-        if isinstance(leaf, PermissionError):
-            return f"{spec.describe()} could not be started: {spec.command!r} is not executable"
-        if isinstance(leaf, OSError):
-            return f"{spec.describe()} could not be started: {leaf.strerror or leaf}"
-        self._wait_for_stderr()
-        from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED
-
-        if isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
-            return f"{spec.describe()} exited during startup{self._tail()}"
-        detail = f"{type(leaf).__qualname__}: {leaf}" if str(leaf) else type(leaf).__qualname__
-        return f"{spec.describe()} failed during startup ({detail}){self._tail()}"
-
-    def _wait_for_stderr(self) -> None:
-        if self._thread is not None:
-            self._thread.join(_SHUTDOWN_SECONDS)
-        if self._stderr_thread is not None:
-            self._stderr_thread.join(1.0)
+        reason = self.lost_reason or "it is not running"
+        wait = max(0.0, (self.retry_at or 0.0) - _now())
+        when = f"after {wait:.1f} s" if wait > 0 else "now"
+        return (
+            f"The MCP server '{name}' is no longer available ({reason}). toolpacks starts it "
+            f"again at the next call made {when}; retry then."
+        )
 
 
 @atexit.register

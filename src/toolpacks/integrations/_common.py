@@ -1,0 +1,146 @@
+"""What every framework adapter needs: the framework import, calls, approvals, result values.
+
+A small, stable helper for the modules of ``toolpacks.integrations`` (private to the package):
+
+- ``framework_missing(framework, extra, cause)`` is the ``ImportError`` to raise when the
+  framework cannot be imported: it names the extra to install;
+- ``call(toolset, name, arguments, call_id=..., approved=...)`` runs a call through
+  ``Toolset.call`` (so the gate, permissions, approvals, hooks, timeouts and pinning apply)
+  and, when the toolset has no approval handler, reports an approval toolpacks asked for
+  instead of denying it, so that the adapter can hand it to the framework's own approval
+  mechanism (``Outcome.approval``);
+- ``model_value(result, toolset, name)`` is the value a framework that takes structured tool
+  output should get: ``ToolResult.value``, or the capped text when the value is too long.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from toolpacks.core._result import ToolResult
+from toolpacks.exceptions import ToolNotFoundError
+from toolpacks.host._approval import ApprovalRequest, Approver
+from toolpacks.host._toolset import Toolset
+
+__all__ = ["Outcome", "call", "framework_missing", "model_value"]
+
+
+def framework_missing(framework: str, extra: str, cause: ImportError) -> ImportError:
+    """The error an adapter raises when its framework is not installed.
+
+    Use it where the adapter imports its framework::
+
+        try:
+            import pydantic_ai
+        except ImportError as exc:
+            raise framework_missing("pydantic-ai", "pydantic-ai", exc) from exc
+
+    Args:
+        framework: The framework's name, for the message.
+        extra: The toolpacks extra that installs it (``"pydantic-ai"``).
+        cause: The original ``ImportError``.
+    """
+    return ImportError(
+        f"toolpacks' {framework} integration needs {framework}, which could not be imported "
+        f"({cause}); install it with: pip install 'toolpacks[{extra}]'"
+    )
+
+
+class Outcome(NamedTuple):
+    """What ``call`` returns: the result, and the approval it is waiting for, if any."""
+
+    result: ToolResult
+    """The call's result (a "denied" error result while approval is pending)."""
+    approval: ApprovalRequest | None = None
+    """The approval toolpacks asked for and the framework has not given; None otherwise."""
+
+
+class _Deferral:
+    """An approval handler for one call: records the request, answers with ``approved``."""
+
+    __slots__ = ("approved", "request")
+
+    def __init__(self, approved: bool) -> None:
+        self.approved = approved
+        self.request: ApprovalRequest | None = None
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        self.request = request
+        return self.approved
+
+
+async def call(
+    toolset: Toolset,
+    name: str,
+    arguments: Mapping[str, Any] | str | bytes | None,
+    *,
+    call_id: str | None = None,
+    approved: bool = False,
+) -> Outcome:
+    """Run ``name`` through ``toolset.call``, with approvals left to the framework if need be.
+
+    When the toolset has an approval handler, it decides, as in every call. When it has none,
+    an approval the call needs (a tool that requires it, an ``authorize`` hook answering
+    "ask") is answered with ``approved`` and, when that is False, reported in
+    ``Outcome.approval`` so the adapter can ask its framework's user; the arguments have
+    passed the gate and validation by then, and no tool code or hook has run.
+
+    Args:
+        toolset: The toolset.
+        name: The exposed (or qualified) tool name.
+        arguments: The arguments as the model sent them (JSON text or a mapping).
+        call_id: The framework's tool-call id.
+        approved: Whether the framework's user has approved this call already.
+    """
+    target = toolset
+    deferral: _Deferral | None = None
+    if toolset.approver.handler is None and _may_ask(toolset, name):
+        # A copy of the toolset for this one call, with a handler that records the request;
+        # "always" answers stay shared with the original.
+        deferral = _Deferral(approved)
+        target = copy.copy(toolset)
+        target.approver = Approver(deferral, toolset.approver.always)
+    result = await target.call(name, arguments, call_id=call_id)
+    if deferral is not None and deferral.request is not None and not approved:
+        return Outcome(result, deferral.request)
+    return Outcome(result)
+
+
+def _may_ask(toolset: Toolset, name: str) -> bool:
+    """Whether a call of ``name`` can need approval (the tool requires it, or a hook may ask)."""
+    if toolset.authorizers:
+        return True
+    try:
+        return toolset.entry(name).require_approval
+    except ToolNotFoundError:
+        return False
+
+
+def model_value(result: ToolResult, toolset: Toolset, name: str) -> Any:
+    """The value to give a framework that takes structured tool output.
+
+    ``ToolResult.value`` for a successful call whose text fits the call's
+    ``max_content_chars``; otherwise ``ToolResult.content``, the text the model would get
+    (the error message, or the value truncated with a marker). Result caps thus apply to
+    structured values as they do to text.
+
+    Args:
+        result: A result of ``toolset.call``.
+        toolset: The toolset that made it (for the call's limits).
+        name: The name it was called by.
+    """
+    value = result.value
+    kind = type(value)
+    if not result.is_error and (kind is int or kind is bool or value is None):
+        return value
+    text = result.content
+    if result.is_error or kind is str:
+        return text
+    limit = toolset.entry(name).options.max_content_chars  # a successful call names a tool
+    if limit and len(text) > limit:
+        return text
+    if kind is float and value - value != 0.0:  # NaN or infinity: JSON has no such number
+        return None
+    return value

@@ -1,0 +1,205 @@
+"""Running the HTTP app in this process: the listening socket, uvicorn, signals and the drain.
+
+The listening socket is created here rather than by uvicorn, with ``IPPROTO_TCP`` named:
+asyncio sets ``TCP_NODELAY`` only on accepted sockets whose listening socket says it is TCP,
+and a socket made with protocol 0 (as uvicorn makes it for ``--workers``) leaves Nagle's
+algorithm on, which holds every response's last segment for a delayed ACK (~40 ms a request).
+
+SIGTERM or SIGINT stops accepting connections; requests in flight get the grace period
+(``TOOLPACKS_SERVE_GRACE`` seconds, else 10 s) to be answered, then they are cancelled.
+The same signal a second time ends the grace at once. The event loop is closed without
+waiting for a sync tool's thread that is still running; such threads, and calls cancelled
+after the grace, are reported in the ``ServeOutcome``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from toolpacks.mcp._http import HttpServed
+    from toolpacks.mcp._stdio import ServeOutcome
+
+__all__ = ["BACKLOG", "grace_on_signal", "listen", "parse_bind", "serve_here"]
+
+logger = logging.getLogger("toolpacks.mcp")
+
+BACKLOG = 2048
+"""Connections the kernel queues for the listening socket before refusing more."""
+
+
+def grace_on_signal() -> float:
+    """Seconds calls in flight get after SIGTERM: ``TOOLPACKS_SERVE_GRACE``, else 10."""
+    from toolpacks.mcp._stdio import GRACE_ENV, GRACE_ON_SIGNAL
+
+    value = os.environ.get(GRACE_ENV, "")
+    try:
+        return max(0.0, float(value)) if value.strip() else GRACE_ON_SIGNAL
+    except ValueError:
+        logger.warning(
+            "%s=%r is not a number of seconds; using %s", GRACE_ENV, value, GRACE_ON_SIGNAL
+        )
+        return GRACE_ON_SIGNAL
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` as (host, port); the host defaults to ``127.0.0.1``.
+
+    IPv6 addresses go in brackets (``[::1]:8000``). Port 0 picks a free port.
+
+    Raises:
+        ValueError: ``text`` is not of that form, or the port is out of range.
+    """
+    usage = f"{text!r} is not [HOST:]PORT (examples: 8000, 127.0.0.1:8000, [::1]:8000)"
+    host, sep, port = text.strip().rpartition(":")
+    if not sep:
+        host = "127.0.0.1"
+    elif host.startswith("["):
+        if not host.endswith("]") or len(host) < 3:
+            raise ValueError(usage)
+        host = host[1:-1]
+    elif not host or ":" in host:
+        raise ValueError(usage + "; put an IPv6 address in brackets" if ":" in host else usage)
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{usage}; the port is a number from 0 to 65535")
+    return host, int(port)
+
+
+def listen(host: str, port: int, backlog: int = BACKLOG) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening (``SO_REUSEADDR`` set).
+
+    Raises:
+        OSError: The address cannot be resolved or bound (in use, not local, no permission).
+    """
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def tcp_listener(sock: socket.socket) -> socket.socket:
+    """``sock`` as a socket that says it is TCP, so accepted connections get ``TCP_NODELAY``."""
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.proto != socket.IPPROTO_TCP:
+        return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+    return sock
+
+
+def bound_url(sock: socket.socket) -> str:
+    """``http://HOST:PORT`` of a bound socket (the port it really got when asked for 0)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server with our signal handling: drain, no re-raised signal."""
+
+        def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
+            super().__init__(config)
+            self.on_started = on_started
+            self.reason = "stopped"
+            self._first_signal: int | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            """Route SIGTERM and SIGINT to ``stop`` while serving (main thread only)."""
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            loop = asyncio.get_running_loop()
+            installed: list[tuple[signal.Signals, Any]] = []
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                previous = signal.getsignal(sig)
+                loop.add_signal_handler(sig, self.stop, sig)
+                installed.append((sig, previous))
+            try:
+                yield
+            finally:
+                for sig, previous in installed:
+                    loop.remove_signal_handler(sig)
+                    with contextlib.suppress(TypeError, ValueError):
+                        signal.signal(sig, previous)
+
+        def stop(self, sig: signal.Signals | None = None, reason: str = "") -> None:
+            """Stop accepting and drain (first call); the same signal again: stop at once."""
+            if not self.should_exit:
+                self.reason = sig.name if sig is not None else reason or "stopped"
+                self._first_signal = sig
+                logger.info("toolpacks serve: %s; finishing calls in flight", self.reason)
+                self.should_exit = True
+            elif sig is not None and sig == self._first_signal:
+                logger.warning("toolpacks serve: %s again; stopping now", sig.name)
+                self.force_exit = True
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and self.on_started is not None:
+                self.on_started()
+
+    return Server
+
+
+def serve_here(
+    served: HttpServed,
+    sock: socket.socket,
+    grace: float,
+    *,
+    on_started: Callable[[], None] | None = None,
+    on_server: Callable[[Any], None] | None = None,
+) -> ServeOutcome:
+    """Serve ``served.app`` on ``sock`` until SIGTERM or SIGINT; how it ended.
+
+    Args:
+        served: The app and its counters.
+        sock: A listening socket (see ``listen``).
+        grace: Seconds requests in flight get once a signal arrives.
+        on_started: Called once the app's lifespan has started and the socket is served.
+        on_server: Given the uvicorn server before it starts (its ``stop(reason=...)`` can be
+            called from the loop's thread to stop it).
+    """
+    import uvicorn
+
+    from toolpacks.mcp._stdio import CLOSE_TIMEOUT, ServeOutcome, run_loop
+
+    config = uvicorn.Config(
+        served.app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        # uvicorn types it as int, but waits with asyncio.wait_for, which takes any seconds.
+        timeout_graceful_shutdown=cast("int", grace),
+    )
+    server = _server_class()(config, on_started)
+    if on_server is not None:
+        on_server(server)
+    listener = tcp_listener(sock)
+
+    async def main() -> ServeOutcome:
+        await server.serve(sockets=[listener])
+        if server.force_exit and server.started:
+            # uvicorn skips the app's shutdown when forced; run it, briefly, so what the
+            # session managers run is cancelled in order rather than torn down with the loop.
+            with contextlib.suppress(Exception, asyncio.TimeoutError):
+                await asyncio.wait_for(server.lifespan.shutdown(), CLOSE_TIMEOUT)
+        return ServeOutcome(server.reason, tuple(served.metrics.cancelled))
+
+    return run_loop(main)

@@ -1,0 +1,398 @@
+"""``serve_http``: the HTTP app on one process or on N worker processes sharing one socket.
+
+Before anything is bound, the agents' toolsets are built once here, so an unknown agent, a
+pack that failed or an untrusted configuration stops the command before it listens. With one
+worker that app is served in this process. With more, this process binds the socket, starts
+the workers (``spawn``: each imports the packs and builds its own host), and supervises them:
+
+- a worker that dies after it started serving is replaced (the others keep answering);
+  one that dies before it ever served stops the whole server, since the next would too;
+- SIGTERM or SIGINT is passed on to every worker, which drains as a single process does;
+  a worker still running after the grace period and a margin is killed;
+- a worker whose supervisor disappears (its pipe closes) drains and exits by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolpacks.exceptions import ConfigError
+from toolpacks.mcp._http import DEFAULT_MAX_BODY_BYTES, build_http_app
+from toolpacks.mcp._http_guard import check_token, is_loopback
+from toolpacks.mcp._http_run import bound_url, grace_on_signal, listen, serve_here
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    from toolpacks.host._host import Host
+    from toolpacks.mcp._http import HttpServed
+    from toolpacks.mcp._stdio import ServeOutcome
+
+__all__ = ["serve_http"]
+
+logger = logging.getLogger("toolpacks.mcp")
+
+STOP_MARGIN = 5.0
+"""Seconds a worker gets beyond the grace period to exit before it is killed."""
+_READY = b"ready"
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What a worker needs to build and serve the app (sent to it pickled)."""
+
+    config: str | Mapping[str, Any] | None
+    agents: tuple[str, ...]
+    token: str | None = field(repr=False)
+    allowed_origins: tuple[str, ...] | None
+    allowed_hosts: tuple[str, ...] | None
+    max_body_bytes: int
+    expose_errors: bool
+    grace: float
+    log_level: int | None
+
+
+def _refuse_open_bind(host: str, token: str | None) -> None:
+    if token is None and not is_loopback(host):
+        raise ConfigError(
+            f"refusing to serve on {host} without a token: anyone who can reach that address "
+            "could call every tool. Set a token (toolpacks serve --token-env VAR, or "
+            "serve_http(token=...)), or bind a loopback address such as 127.0.0.1"
+        )
+
+
+def serve_http(
+    config: str | os.PathLike[str] | Mapping[str, Any] | None,
+    agents: Sequence[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    token: str | None = None,
+    allowed_origins: Sequence[str] | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    expose_errors: bool = False,
+    announce: Callable[[str], None] | None = None,
+    log_level: int | None = None,
+) -> int:
+    """Serve the agents of ``config`` over MCP streamable HTTP until SIGTERM or SIGINT.
+
+    What ``toolpacks serve --http`` runs; see ``http_app`` for the endpoints and checks.
+
+    Args:
+        config: The configuration (a path or a mapping; None: found in the working directory).
+        agents: The agents to serve.
+        host: The address to bind. Anything but a loopback address needs a ``token``; then
+            any ``Host`` header is accepted unless ``allowed_hosts`` says otherwise.
+        port: The port (0: any free port; ``announce`` tells which).
+        workers: Worker processes; each builds its own toolsets and counts its own metrics.
+        token: The bearer token every MCP request must carry.
+        allowed_origins: As for ``http_app``.
+        allowed_hosts: As for ``http_app`` (default: loopback names on a loopback address).
+        max_body_bytes: As for ``http_app``.
+        expose_errors: As for ``http_app``.
+        announce: Called with one line saying where the server listens, once it does.
+        log_level: With workers, the level at which each worker prints toolpacks' log
+            records to stderr (None: leave logging alone).
+
+    Returns:
+        The exit status: 0 after a clean stop; ``STUCK_EXIT_CODE`` (3) when calls were
+        abandoned after the grace period; 1 when a worker could not start. With one worker
+        and calls abandoned, the process exits at once instead (a stuck thread would keep
+        it alive).
+
+    Raises:
+        ConfigError: A non-loopback address without a token, an unknown agent, or an invalid
+            configuration.
+        PackError: A pack an agent names failed to load.
+        ValueError: Bad arguments (no agent, a token that cannot be sent, ``workers`` < 1).
+        OSError: The address cannot be bound.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number of processes, 1 or more, not {workers!r}")
+    if token is not None:
+        check_token(token)
+    _refuse_open_bind(host, token)
+    if allowed_hosts is None and not is_loopback(host):
+        allowed_hosts = ["*"]  # a token protects it; the names clients use are not known here
+    spec = _Spec(
+        config=os.fspath(config) if isinstance(config, os.PathLike) else config,
+        agents=tuple(agents),
+        token=token,
+        allowed_origins=tuple(allowed_origins) if allowed_origins is not None else None,
+        allowed_hosts=tuple(allowed_hosts) if allowed_hosts is not None else None,
+        max_body_bytes=max_body_bytes,
+        expose_errors=expose_errors,
+        grace=grace_on_signal(),
+        log_level=log_level,
+    )
+    from toolpacks.host._host import Host as HostClass
+
+    with HostClass(spec.config) as built:
+        served = _build(built, spec)  # fails here, before binding, when an agent cannot be served
+        if workers == 1:
+            sock = listen(host, port)
+            _announce(announce, sock, served.agents, workers)
+            outcome = serve_here(served, sock, spec.grace)
+            if outcome.abandoned or outcome.stuck_threads:
+                built.close()
+                _exit_abandoning(outcome)
+            return 0
+    # Each worker builds its own host; this one only proved that the agents can be built.
+    sock = listen(host, port)
+    _announce(announce, sock, served.agents, workers)
+    with sock:
+        return _Supervisor(spec, sock, workers).run()
+
+
+def _build(host: Host, spec: _Spec) -> HttpServed:
+    return build_http_app(
+        host,
+        spec.agents,
+        spec.token,
+        allowed_origins=spec.allowed_origins,
+        allowed_hosts=spec.allowed_hosts,
+        max_body_bytes=spec.max_body_bytes,
+        expose_errors=spec.expose_errors,
+    )
+
+
+def _announce(
+    announce: Callable[[str], None] | None,
+    sock: socket.socket,
+    agents: tuple[str, ...],
+    workers: int,
+) -> None:
+    if announce is None:
+        return
+    url = bound_url(sock)
+    paths = ", ".join(f"{url}/agents/{a}/mcp" for a in agents)
+    single = f" (also {url}/mcp)" if len(agents) == 1 else ""
+    plural = "s" if workers > 1 else ""
+    announce(f"serving {paths}{single} with {workers} worker{plural}; SIGTERM or Ctrl-C stops")
+
+
+def _exit_abandoning(outcome: ServeOutcome) -> None:
+    from toolpacks.mcp._server import _exit_abandoning as exit_abandoning
+
+    exit_abandoning(outcome)
+
+
+# -- the supervisor ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Worker:
+    process: BaseProcess
+    pipe: Connection
+    ready: bool = False
+
+
+class _Supervisor:
+    """Starts the workers, replaces those that die, and stops them all on a signal."""
+
+    def __init__(self, spec: _Spec, sock: socket.socket, count: int) -> None:
+        self.spec = spec
+        self.sock = sock
+        self.count = count
+        import multiprocessing
+
+        self.context = multiprocessing.get_context("spawn")
+        self.signals: list[signal.Signals] = []
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
+
+    def _start(self) -> _Worker:
+        parent_end, child_end = self.context.Pipe()
+        process = self.context.Process(
+            target=_worker_main,
+            args=(self.spec, self.sock, child_end),
+            name="toolpacks-serve-worker",
+            daemon=False,
+        )
+        process.start()
+        child_end.close()
+        return _Worker(process, parent_end)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signals.append(signal.Signals(signum))
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"\0")
+
+    def run(self) -> int:
+        """Serve until a signal; the exit status."""
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        workers: list[_Worker] = []
+        try:
+            workers = [self._start() for _ in range(self.count)]
+            if not self._watch(workers):
+                self._stop(workers, signal.SIGTERM)
+                return 1
+            # SIGTERM whatever this process got: on Ctrl-C the workers had SIGINT from the
+            # terminal already, and the same signal twice would end their grace at once.
+            return self._stop(workers, signal.SIGTERM)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            for worker in workers:
+                worker.pipe.close()
+            os.close(self._wake_read)
+            os.close(self._wake_write)
+
+    def _watch(self, workers: list[_Worker]) -> bool:
+        """Keep the workers running until a signal (True), or until one cannot start (False)."""
+        from multiprocessing.connection import wait
+
+        while not self.signals:
+            objects: list[Any] = [self._wake_read]
+            for worker in workers:
+                objects += [worker.process.sentinel] + ([] if worker.ready else [worker.pipe])
+            wait(objects, timeout=5.0)
+            for index, worker in enumerate(workers):
+                if not worker.ready and _poll(worker.pipe):
+                    worker.ready = True
+                if worker.process.is_alive() or self.signals:
+                    continue
+                worker.process.join()
+                code = worker.process.exitcode
+                if not worker.ready:
+                    logger.error(
+                        "toolpacks serve: worker %s could not start (exit status %s); stopping",
+                        worker.process.pid,
+                        code,
+                    )
+                    return False
+                logger.warning(
+                    "toolpacks serve: worker %s exited (status %s); starting another",
+                    worker.process.pid,
+                    code,
+                )
+                worker.pipe.close()
+                workers[index] = self._start()
+        return True
+
+    def _stop(self, workers: list[_Worker], sig: signal.Signals) -> int:
+        """Pass ``sig`` on, wait for every worker (a bounded time), and sum up their exits."""
+        sent = len(self.signals)
+        for worker in workers:
+            _signal(worker.process, sig)
+        deadline = time.monotonic() + self.spec.grace + STOP_MARGIN
+        for worker in workers:
+            while worker.process.is_alive() and time.monotonic() < deadline:
+                worker.process.join(min(0.2, max(0.0, deadline - time.monotonic())))
+                if len(self.signals) > sent:  # signalled again: end the workers' grace now
+                    sent = len(self.signals)
+                    for other in workers:
+                        _signal(other.process, sig)
+            if worker.process.is_alive():
+                logger.error(
+                    "toolpacks serve: worker %s did not stop; killing it", worker.process.pid
+                )
+                worker.process.kill()
+                worker.process.join()
+        clean = [_stopped_cleanly(w, sig) for w in workers]
+        if all(clean):
+            return 0
+        from toolpacks.mcp._server import STUCK_EXIT_CODE
+
+        return STUCK_EXIT_CODE
+
+
+def _stopped_cleanly(worker: _Worker, sig: signal.Signals) -> bool:
+    """Exit status 0, or stopped by ``sig`` before it served (its handlers were not set yet)."""
+    code = worker.process.exitcode
+    if code == 0 or (not worker.ready and code == -sig):
+        return True
+    logger.error("toolpacks serve: worker %s exited with status %s", worker.process.pid, code)
+    return False
+
+
+def _poll(pipe: Connection) -> bool:
+    try:
+        return pipe.poll() and pipe.recv_bytes() == _READY
+    except (EOFError, OSError):
+        return False
+
+
+def _signal(process: BaseProcess, sig: signal.Signals) -> None:
+    if process.pid is not None and process.is_alive():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, sig)
+
+
+# -- a worker ----------------------------------------------------------------------------------
+
+
+def _worker_logging(level: int | None, secrets: tuple[str, ...]) -> None:
+    """Print toolpacks' log records on stderr, redacted, as the command line does."""
+    if level is None:
+        return
+    from toolpacks.core._secrets import redact_text
+
+    class Redact(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            record.msg = redact_text(record.getMessage(), secrets)
+            record.args = None
+            if record.exc_info:
+                trace = logging.Formatter().formatException(record.exc_info)
+                record.exc_text = redact_text(trace, secrets)
+            return True
+
+    class Format(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            text = super().format(record)
+            return f"toolpacks: {record.levelname.lower()}: [worker {os.getpid()}] {text}"
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Format("%(message)s"))
+    handler.addFilter(Redact())
+    root = logging.getLogger("toolpacks")
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
+def _worker_main(spec: _Spec, sock: socket.socket, pipe: Connection) -> None:
+    """One worker process: build the host and app, serve ``sock``, exit with the outcome."""
+    _worker_logging(spec.log_level, (spec.token,) if spec.token else ())
+    from toolpacks.host._host import Host as HostClass
+
+    try:
+        host = HostClass(spec.config)
+        served = _build(host, spec)
+    except Exception:
+        logger.exception("toolpacks serve: this worker cannot build the agents' toolsets")
+        sys.exit(1)
+    server: list[Any] = []
+
+    def started() -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        pipe.send_bytes(_READY)
+
+        def watch_supervisor() -> None:
+            with contextlib.suppress(EOFError, OSError):
+                while True:
+                    pipe.recv_bytes()
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to stop
+                loop.call_soon_threadsafe(lambda: server[0].stop(reason="supervisor gone"))
+
+        threading.Thread(target=watch_supervisor, name="toolpacks-supervisor", daemon=True).start()
+
+    outcome = serve_here(served, sock, spec.grace, on_started=started, on_server=server.append)
+    if outcome.abandoned or outcome.stuck_threads:
+        host.close()
+        _exit_abandoning(outcome)
+    host.close()

@@ -1,0 +1,207 @@
+"""The two roads to an MCP server: a child process over stdio, or streamable HTTP.
+
+A stdio server is started from an argument list (never a shell), with an environment holding
+only the MCP SDK's minimal default set plus what the configuration names. Its stderr goes
+through a pipe: lines are logged (``toolpacks.mcp``), the last ones are kept for error
+messages, and the pipe's end-of-file tells the connection to check whether the server died.
+
+An HTTP server is reached with the SDK's streamable HTTP client over an ``httpx2`` client
+that carries the configured headers and timeouts; the status of the last failed HTTP
+response is kept so that a refused connection can say why (401, 404).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+from toolpacks.packs._mcp_spec import ServerSpec
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp.client import Transport
+
+__all__ = [
+    "HttpStatus",
+    "StderrPipe",
+    "leaf",
+    "open_transport",
+    "start_failure",
+    "timeout_message",
+]
+
+logger = logging.getLogger("toolpacks.mcp")
+
+_STDERR_TAIL = 20
+"""stderr lines kept for error messages."""
+_MAX_LINE = 2000
+"""Bytes of one stderr line kept or logged."""
+_SSE_READ_SECONDS = 300.0
+"""Read timeout of an HTTP response stream (a server may hold one open while it works)."""
+
+
+class StderrPipe:
+    """A stdio server's stderr: logged line by line, its last lines kept.
+
+    Args:
+        name: The pack name (log prefix).
+        tail: Where the last lines go (shared by every start of the same server).
+        on_eof: Called (in the reader thread) when every writer closed the pipe.
+    """
+
+    def __init__(self, name: str, tail: collections.deque[str], on_eof: Callable[[], None]) -> None:
+        read_fd, write_fd = os.pipe()
+        self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        """The end given to the child (closed here once the child holds its own copy)."""
+        self._name = name
+        self._tail = tail
+        self._on_eof = on_eof
+        self.thread = threading.Thread(
+            target=self._read, args=(read_fd,), name=f"toolpacks-mcp-stderr:{name}", daemon=True
+        )
+        self.thread.start()
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as stream:
+            for raw in stream:
+                line = raw[:_MAX_LINE].decode("utf-8", "replace").rstrip()
+                self._tail.append(line)
+                logger.debug("[%s] %s", self._name, line)
+        self._on_eof()
+
+
+class HttpStatus:
+    """The last HTTP error status an HTTP server answered with (for messages)."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        """The status of the last response that was not a success, if any."""
+
+    async def record(self, response: httpx2.Response) -> None:
+        """An ``httpx2`` response hook."""
+        if response.status_code >= 400:
+            self.status = response.status_code
+
+
+@asynccontextmanager
+async def _stdio(spec: ServerSpec, errlog: TextIO) -> AsyncIterator[Any]:
+    """``stdio_client``, closing our copy of the stderr pipe once the child holds its own."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=spec.command or "", args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
+    )
+    try:
+        async with stdio_client(params, errlog=errlog) as streams:
+            errlog.close()
+            yield streams
+    finally:
+        errlog.close()
+
+
+@asynccontextmanager
+async def _http(spec: ServerSpec, status: HttpStatus) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP client over an ``httpx2`` client with our headers."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert spec.url is not None
+    timeout = httpx2.Timeout(spec.timeout, read=max(spec.timeout, _SSE_READ_SECONDS))
+    http = httpx2.AsyncClient(
+        headers=dict(spec.headers), timeout=timeout, event_hooks={"response": [status.record]}
+    )
+    async with http, streamable_http_client(spec.url, http_client=http) as streams:
+        yield streams
+
+
+def open_transport(spec: ServerSpec, stderr: StderrPipe | None, status: HttpStatus) -> Transport:
+    """The transport for one start of ``spec`` (a stdio child needs its ``stderr`` pipe)."""
+    if spec.url is not None:
+        return _http(spec, status)
+    assert stderr is not None
+    return _stdio(spec, stderr.writer)
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside ``exc``."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def timeout_message(spec: ServerSpec, tail: str) -> str:
+    """A start that took longer than ``spec.timeout``."""
+    what = "answer" if spec.url is not None else "complete the MCP handshake and tool listing"
+    return (
+        f"{spec.describe()} did not {what} within {spec.timeout:g} s (raise `timeout` in "
+        f"its configuration if it is just slow){tail}"
+    )
+
+
+def start_failure(spec: ServerSpec, exc: BaseException, tail: str, status: int | None) -> str:
+    """Why a start failed, for a person: what happened and what to check.
+
+    Args:
+        spec: The server.
+        exc: What the start raised (exception groups are unwrapped).
+        tail: The server's last stderr lines, formatted (stdio), or "".
+        status: The last HTTP error status the server answered with (HTTP), if any.
+    """
+    found = leaf(exc)
+    if isinstance(found, TimeoutError):
+        return timeout_message(spec, tail)
+    if spec.url is not None:
+        return _http_failure(spec, found, status)
+    if isinstance(found, FileNotFoundError):
+        return (
+            f"{spec.describe()} could not be started: command {spec.command!r} was not found "
+            "(is it installed, and on the PATH given to the server?)"
+        )
+    if isinstance(found, PermissionError):
+        return f"{spec.describe()} could not be started: {spec.command!r} is not executable"
+    if isinstance(found, OSError):
+        return f"{spec.describe()} could not be started: {found.strerror or found}"
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(found, MCPError) and found.code == CONNECTION_CLOSED:
+        return f"{spec.describe()} exited during startup{tail}"
+    return f"{spec.describe()} failed during startup ({_detail(found)}){tail}"
+
+
+def _http_failure(spec: ServerSpec, error: BaseException, status: int | None) -> str:
+    import httpx2
+
+    where = spec.describe()
+    if status in (401, 403):
+        return (
+            f"{where} refused the request (HTTP {status}): check the credentials in "
+            f'mcp_servers.{spec.name}.headers (e.g. Authorization = {{ env = "TOKEN" }})'
+        )
+    if status == 404:
+        return (
+            f"{where} answered HTTP 404: no MCP endpoint at that path (a toolpacks server "
+            "serves /mcp, or /agents/NAME/mcp)"
+        )
+    if status is not None:
+        return f"{where} answered HTTP {status} and could not be used"
+    if isinstance(error, httpx2.TimeoutException):
+        return timeout_message(spec, "")
+    if isinstance(error, httpx2.ConnectError):
+        return (
+            f"{where} could not be reached ({_detail(error)}): is the server running, and "
+            "are the host and port right?"
+        )
+    if isinstance(error, httpx2.HTTPError):
+        return f"{where} could not be reached ({_detail(error)})"
+    return f"{where} failed while connecting ({_detail(error)})"
+
+
+def _detail(exc: BaseException) -> str:
+    return f"{type(exc).__qualname__}: {exc}" if str(exc) else type(exc).__qualname__
