@@ -1,8 +1,9 @@
 """Turn ``bench/results/*.json`` into ``docs/benchmarks.md`` and the figures in ``bench/README.md``.
 
 Reads ``core.json`` (bench_core.py), ``peers.json`` (bench_peers.py), ``install.json``
-(run.sh), ``profile_invoke.json`` (profile_invoke.py) and, when present, the results of
-``bench/bench_discovery.py`` (any ``discovery*.json``). Missing files leave their section out.
+(run.sh), ``profile_invoke.json`` (profile_invoke.py), ``http.json`` (bench_http.py) and, when
+present, the results of ``bench/bench_discovery.py`` (any ``discovery*.json``). Missing files
+leave their section out.
 
 Usage: ``python bench/report.py [--docs docs/benchmarks.md] [--readme bench/README.md]``.
 """
@@ -265,6 +266,25 @@ def adapters_section(data: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def startup_section(data: dict[str, Any]) -> str:
+    """Issue 17: import, serve cold start and listing without importing packs."""
+    rows = [
+        [
+            name,
+            f"{t['value']:.2f}" + ("" if "listed" in name and "<" in name else X),
+            f"{t['limit']}",
+            "met" if t["met"] else "**missed**",
+        ]
+        for name, t in data.get("targets", {}).items()
+    ]
+    text = (
+        "## Startup and definitions (issue 17)\n\nFrom `bench/bench_startup.py`: fresh "
+        "processes, interleaved, medians (seconds for the 10^4-tool listings, ratios "
+        f"otherwise). Packs imported while listing: {data.get('packs_imported_while_listing')}."
+    )
+    return text + "\n\n" + md_table(["target", "measured", "limit", "status"], rows)
+
+
 def discovery_section() -> str:
     files = sorted(RESULTS.glob("discovery*.json"))
     console = RESULTS / "discovery.txt"
@@ -460,6 +480,9 @@ def build_docs() -> str:
         parts += [define, invoke, concurrency, discovery_section(), imports]
     else:
         parts.append(discovery_section())
+    startup = _load("startup.json")
+    if startup:
+        parts.append(startup_section(startup))
     adapters = _load("adapters.json")
     if adapters:
         parts.append(adapters_section(adapters))
@@ -467,6 +490,11 @@ def build_docs() -> str:
         parts.append(profile_section(profile))
     if peers:
         parts.append(paths_section(peers))
+    http = _load("http.json")
+    if http:  # bench_http.py (issue 15): MCP over HTTP under load
+        from _http_report import http_section
+
+        parts.append(http_section(http))
     section = install_section(install, peers)
     if section:
         parts.append(section)

@@ -3,7 +3,8 @@
 #   1. build bench/.venv (with uv; uv itself is pip-installed into it when it is not on PATH),
 #   2. install toolpacks (editable, from the repository root) and the peers, unpinned; a peer
 #      that fails to install is recorded in bench/results/install.json and left out,
-#   3. run bench_core.py, bench_peers.py, bench_discovery.py (if present), profile_invoke.py,
+#   3. run bench_core.py, bench_peers.py, bench_discovery.py (if present), bench_startup.py,
+#      profile_invoke.py, bench_http.py (in bench/.venv/http: toolpacks[http], fastmcp, locust),
 #   4. write docs/benchmarks.md and the figures in bench/README.md (report.py).
 #
 # Usage: bench/run.sh [--quick] [--fresh]
@@ -111,11 +112,24 @@ else
 fi
 say "bench_adapters.py (each framework adapter against the framework's native tool)"
 "$PY" bench/bench_adapters.py $QUICK || echo "   bench_adapters.py failed; its section is left out" >&2
+say "bench_startup.py (import, serve cold start, tools listed from pack manifests)"
+"$PY" bench/bench_startup.py $QUICK
 say "profile_invoke.py (where toolpacks' per-call time goes)"
 if [ -n "$QUICK" ]; then
   "$PY" bench/profile_invoke.py --repeats 5 --number 5000
 else
   "$PY" bench/profile_invoke.py
+fi
+
+# MCP over HTTP under load (issue 15), with locust. A venv of its own inside bench/.venv: the
+# toolpacks HTTP server needs mcp>=2.3, and strands-agents (a peer above) pins mcp<2.2.
+HTTP_VENV="$VENV/http"
+say "bench_http.py (MCP over streamable HTTP under load: toolpacks and FastMCP, locust)"
+if [ ! -x "$HTTP_VENV/bin/python" ]; then "$UV" venv --quiet --python "$PY" "$HTTP_VENV"; fi
+if ! "$UV" pip install --quiet --python "$HTTP_VENV/bin/python" -e ".[http]" fastmcp locust; then
+  echo "   installing toolpacks[http], fastmcp and locust failed; the HTTP section is left out" >&2
+elif ! "$HTTP_VENV/bin/python" bench/bench_http.py $QUICK; then
+  echo "   bench_http.py failed; the HTTP section keeps its previous results, if any" >&2
 fi
 
 # -- 4. the report -----------------------------------------------------------------------------

@@ -60,11 +60,6 @@ def test_importing_tool_imports_neither_the_call_engine_nor_docstring_parser() -
     assert loaded.isdisjoint(unexpected), sorted(loaded & unexpected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/_traits.py (ToolLock) and core/_sync.py import asyncio at module top; "
-    "asked of their owners: import it where it is used",
-)
 def test_importing_tool_does_not_import_asyncio() -> None:
     """The asyncio module (with ssl, socket, subprocess) comes with the first call only."""
     loaded = modules_after("from toolpacks import tool")
@@ -177,11 +172,6 @@ def test_configuration_models_are_built_when_first_used() -> None:
     assert out == [False, True, ["x"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="host/_assembly.py and host/_sources.py import host/_config at module top (for "
-    "annotations only); asked of their owners: import it under TYPE_CHECKING",
-)
 def test_importing_host_imports_no_configuration_models() -> None:
     """``from toolpacks import Host``: pydantic's fields module and the config models wait."""
     loaded = modules_after("from toolpacks import Host")
@@ -189,9 +179,10 @@ def test_importing_host_imports_no_configuration_models() -> None:
 
 
 def test_importing_host_imports_no_pack_engine_or_metadata_scan() -> None:
-    """``from toolpacks import Host`` imports no call engine, MCP SDK or importlib.metadata."""
+    """``from toolpacks import Host``: no call engine, pluggy, manifests, MCP SDK or metadata."""
     loaded = modules_after("from toolpacks import Host")
     unexpected = {"toolpacks.core._gate", "mcp", "importlib.metadata", "docstring_parser"}
+    unexpected |= {"pluggy", "toolpacks.hookspecs", "toolpacks.packs._manifest"}
     assert loaded.isdisjoint(unexpected), sorted(loaded & unexpected)
 
 

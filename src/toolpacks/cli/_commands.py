@@ -221,8 +221,9 @@ def cmd_toolset(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    """``toolpacks lock``."""
+    """``toolpacks lock``: pins, and the manifests of the packs it imported to pin them."""
     from toolpacks.host._lockfile import write_lock
+    from toolpacks.packs._manifest import manifest_dir
 
     host = make_host(args)
     try:
@@ -230,6 +231,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
     finally:
         host.close()
     print(f"wrote {path}")
+    print(f"pack manifests (tool definitions listed without importing packs): {manifest_dir()}")
     return 0
 
 

@@ -18,13 +18,15 @@ thread instead.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import os
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["run_sync"]
 
@@ -100,6 +102,8 @@ class _LoopThread:
             return self._loop
 
     def _start(self) -> None:
+        import asyncio  # imported when a sync call is first made, not with toolpacks
+
         loop = asyncio.new_event_loop()
 
         def run() -> None:
@@ -151,6 +155,8 @@ def _run_in_new_thread(coro: Coroutine[Any, Any, T]) -> T:
     context = contextvars.copy_context()
 
     def target() -> None:
+        import asyncio
+
         context.run(asyncio.run, _capture(coro, call))
 
     thread = threading.Thread(target=target, name="toolpacks:sync-call", daemon=True)

@@ -6,7 +6,6 @@ that read definitions (file tools, remote MCP tools, exports).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import os
@@ -15,9 +14,12 @@ import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolpacks.exceptions import ToolDefinitionError
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "NAME_PATTERN",
@@ -69,6 +71,8 @@ class ToolLock:
 
     def get(self) -> asyncio.Lock:
         """The lock for the running event loop."""
+        import asyncio  # imported at the first call of a locked tool, not with toolpacks
+
         loop = asyncio.get_running_loop()
         lock = self._locks.get(loop)
         if lock is None:

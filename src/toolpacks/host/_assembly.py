@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import GlobalHook, HookSet
 from toolpacks.core._jsonargs import ArgumentLimits
@@ -24,11 +24,13 @@ from toolpacks.core._options import CallOptions
 from toolpacks.core._tool import Tool
 from toolpacks.exceptions import ConfigError
 from toolpacks.host._compose import Candidate
-from toolpacks.host._config import AgentConfig, SettingsConfig
 from toolpacks.host._conflicts import ConflictPolicy, get_policy, priority_on_conflict
 from toolpacks.host._toolset import ToolEntry
 from toolpacks.packs._loading import LoadedPack, PackSource
 from toolpacks.packs._pinning import Pins
+
+if TYPE_CHECKING:
+    from toolpacks.host._config import AgentConfig, SettingsConfig
 
 __all__ = [
     "ToolsetRequest",

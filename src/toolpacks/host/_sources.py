@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from toolpacks.exceptions import ConfigError
-from toolpacks.host._config import Config, LoadedConfig
 from toolpacks.packs._loading import PackInfo, PackSource
+from toolpacks.packs._mcp_spec import shown_url
+
+if TYPE_CHECKING:
+    from toolpacks.host._config import Config, LoadedConfig
 
 __all__ = ["compose", "installed"]
 
@@ -92,7 +96,8 @@ def compose(
 
     for name, server in cfg.mcp_servers.items():
         claim(name, f"mcp_servers.{name}")
-        info = PackInfo(name, None, None, server.command, "available", source="mcp")
+        command = server.command or (shown_url(server.url) if server.url else None)
+        info = PackInfo(name, None, None, command, "available", source="mcp")
         sources[name] = PackSource(info, extra=server)
     if cfg.files.dirs:
         claim(cfg.files.pack, "files.pack")

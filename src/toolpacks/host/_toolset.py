@@ -161,8 +161,9 @@ class Toolset:
                 openai-responses, anthropic and bedrock; ``include_instructions``.
         """
         from toolpacks.export import definitions
+        from toolpacks.packs._loading import paused_gc  # many schemas are copied: see there
 
-        return definitions(
+        return paused_gc(definitions)(
             ((e.exposed, e.tool) for e in self._entries.values()),
             format,  # type: ignore[arg-type]
             **options,

@@ -6,6 +6,8 @@ A pack that fails in any way (import error, a hook that raises, an invalid tool,
 
 from __future__ import annotations
 
+import functools
+import gc
 import importlib
 import logging
 import signal
@@ -15,15 +17,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-import pluggy
-
-from toolpacks import hookspecs
 from toolpacks.core._hooks import GlobalHook
 from toolpacks.core._tool import Tool, tool
 from toolpacks.core._toolbox import Toolbox
 from toolpacks.exceptions import PackError, ToolDefinitionError
+
+if TYPE_CHECKING:  # pluggy and the hook specs are imported when a host makes its manager
+    import pluggy
 
 __all__ = [
     "ImplCaller",
@@ -33,6 +35,7 @@ __all__ = [
     "Registrar",
     "load_pack",
     "new_plugin_manager",
+    "paused_gc",
 ]
 
 logger = logging.getLogger("toolpacks")
@@ -45,6 +48,8 @@ environment; ``clash``: two distributions declare the same pack name."""
 SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files", "llm"]
 
 _EVENTS = ("before_invoke", "after_invoke", "on_error", "on_yield")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +138,10 @@ class LoadedPack:
 
 def new_plugin_manager() -> pluggy.PluginManager:
     """A pluggy manager with the toolpacks hook specifications."""
+    import pluggy
+
+    from toolpacks import hookspecs
+
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     return pm
@@ -265,6 +274,8 @@ def _check_hooks(pm: pluggy.PluginManager, plugin: object) -> None:
         and any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls())
     )
     if unknown:
+        from toolpacks import hookspecs
+
         known = sorted(name for name in dir(hookspecs) if hasattr(pm.hook, name))
         raise PackError(
             f"implements unknown hook(s) {', '.join(unknown)}; toolpacks hooks are: "
@@ -390,3 +401,25 @@ class _RealInterrupts:
     def __exit__(self, *exc: object) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+
+
+def paused_gc(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run ``fn`` with the cyclic garbage collector paused (as it was, after).
+
+    Building a toolset of many packs (listed from their manifests) makes tens of thousands of
+    long-lived objects; the collector would walk them all again and again while they are made
+    (10^4 tools: 1 s of collections for 0.2 s of work). Nothing is collected meanwhile;
+    nothing is leaked.
+    """
+
+    @functools.wraps(fn)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused

@@ -71,8 +71,13 @@ _SOURCES = ("entry_point", "alias")
 """Pack sources that come from an installed distribution, and so may have a manifest."""
 
 
-def manifest_dir(environ: Mapping[str, str]) -> Path:
-    """``$TOOLPACKS_CACHE_DIR/manifests``, else ``$XDG_CACHE_HOME/toolpacks/manifests``."""
+def manifest_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$TOOLPACKS_CACHE_DIR/manifests``, else ``$XDG_CACHE_HOME/toolpacks/manifests``.
+
+    Args:
+        environ: The environment to read (default ``os.environ``).
+    """
+    environ = os.environ if environ is None else environ
     xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(environ.get("TOOLPACKS_CACHE_DIR") or os.path.join(xdg, "toolpacks")) / "manifests"
 
@@ -231,14 +236,25 @@ class Manifests:
     # -- reading -----------------------------------------------------------------------------
 
     def read(self, found: Installed) -> dict[str, Any] | None:
-        """The valid manifest of ``found``, or None (missing, stale, damaged or edited)."""
+        """The valid manifest of ``found``, or None (missing, stale, damaged or edited).
+
+        The file is ``{"checksum":"<hex>","body":<JSON>}``; the checksum covers the body's
+        bytes as they are, so checking it needs no second serialization.
+        """
         try:
-            data = json.loads(self.file(found).read_bytes())
-        except (OSError, ValueError, RecursionError):
+            data = self.file(found).read_bytes()
+        except OSError:
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("packs"), dict):
+        checksum, body_bytes = data[13:77], data[86:-1]
+        framed = data[:13] == _HEAD and data[77:86] == _BODY and data[-1:] == b"}"
+        if not framed or not hmac.compare_digest(checksum, _checksum(found.record, body_bytes)):
             return None
-        body = {k: v for k, v in data.items() if k != "checksum"}
+        try:
+            body = json.loads(body_bytes)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(body, dict) or not isinstance(body.get("packs"), dict):
+            return None
         expected = {
             "format": FORMAT,
             "distribution": found.distribution,
@@ -248,11 +264,6 @@ class Manifests:
             "python": _PYTHON,
         }
         if any(body.get(k) != v for k, v in expected.items()):
-            return None
-        checksum = data.get("checksum")
-        if not isinstance(checksum, str) or not hmac.compare_digest(
-            checksum, _checksum(found.record, body)
-        ):
             return None
         return body
 
@@ -343,11 +354,12 @@ class Manifests:
 
     def _write(self, found: Installed, body: dict[str, Any]) -> Path | None:
         path = self.file(found)
-        data = {**body, "checksum": _checksum(found.record, body)}
+        text = canonical(body).encode()
+        data = _HEAD + _checksum(found.record, text) + _BODY + text + b"}"
         tmp = path.with_name(f"{path.name}.{os.urandom(4).hex()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(canonical(data), encoding="utf-8")
+            tmp.write_bytes(data)
             os.replace(tmp, path)
         except OSError:  # a manifest that cannot be written only means an import next time
             tmp.unlink(missing_ok=True)
@@ -355,9 +367,13 @@ class Manifests:
         return path
 
 
-def _checksum(record: str, body: Mapping[str, Any]) -> str:
-    """HMAC-SHA256 of the manifest's content, keyed with the RECORD hash it belongs to."""
-    return hmac.new(record.encode(), canonical(body).encode(), hashlib.sha256).hexdigest()
+_HEAD = b'{"checksum":"'
+_BODY = b'","body":'
+
+
+def _checksum(record: str, body: bytes) -> bytes:
+    """HMAC-SHA256 (hex) of a manifest's body, keyed with the RECORD hash it belongs to."""
+    return hmac.new(record.encode(), body, hashlib.sha256).hexdigest().encode()
 
 
 def _missing_env(value: Any, environ: Mapping[str, str]) -> bool:
