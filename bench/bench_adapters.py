@@ -9,6 +9,8 @@ dict, per call:
   agent run uses per call);
 * pydantic-ai adapter: the same two steps on ``as_toolset(ts)``;
 * openai-agents native: ``await function_tool(add).on_invoke_tool(ToolContext, text)``;
+* langchain native: ``await StructuredTool.from_function(add).ainvoke(args)`` (JSON text is
+  parsed first: langchain tools take parsed arguments), against ``as_tools(ts)``;
 * openai-agents adapter: the same on ``as_tools(ts)`` (a dict is ``json.dumps``-ed first for
   both, as the SDK only takes text).
 
@@ -63,6 +65,7 @@ MODE_LABELS = {
 ADAPTERS = {
     "pydantic-ai adapter": "pydantic-ai native",
     "openai-agents adapter": "openai-agents native",
+    "langchain adapter": "langchain native",
 }
 PREBUILT = "toolset.call, context given"
 """Diagnostic: ``Toolset.call`` with a ``ToolContext`` made once, not per call."""
@@ -143,6 +146,30 @@ async def build() -> dict[str, dict[str, Any]]:
     native = {"add": function_tool(add), "add_async": function_tool(add_async)}
     agents_paths(native, "openai-agents native")
     agents_paths({t.name: t for t in as_tools(ts)}, "openai-agents adapter")
+
+    from langchain_core.tools import StructuredTool
+
+    from toolpacks.integrations.langchain import as_tools as langchain_tools
+
+    def langchain_paths(tools: dict[str, Any], label: str) -> None:
+        loads = json.loads
+        for mode in MODES:
+            ainvoke = tools[_name(mode)].ainvoke
+
+            async def from_dict(args: dict[str, Any], ainvoke: Any = ainvoke) -> Any:
+                return await ainvoke(args)
+
+            async def from_json(text: str, ainvoke: Any = ainvoke) -> Any:
+                return await ainvoke(loads(text))  # langchain takes parsed arguments
+
+            paths[label][mode] = from_json if mode.endswith("json") else from_dict
+
+    langchain_native = {
+        "add": StructuredTool.from_function(add),
+        "add_async": StructuredTool.from_function(coroutine=add_async),
+    }
+    langchain_paths(langchain_native, "langchain native")
+    langchain_paths({t.name: t for t in langchain_tools(ts)}, "langchain adapter")
     return paths
 
 
