@@ -9,6 +9,8 @@ dict, per call:
   agent run uses per call);
 * pydantic-ai adapter: the same two steps on ``as_toolset(ts)``;
 * openai-agents native: ``await function_tool(add).on_invoke_tool(ToolContext, text)``;
+* strands native: ``async for event in strands.tool(add).stream(tool_use, {})`` (what the
+  agent's executor drives), against ``as_tools(ts)``;
 * langchain native: ``await StructuredTool.from_function(add).ainvoke(args)`` (JSON text is
   parsed first: langchain tools take parsed arguments), against ``as_tools(ts)``;
 * openai-agents adapter: the same on ``as_tools(ts)`` (a dict is ``json.dumps``-ed first for
@@ -66,6 +68,7 @@ ADAPTERS = {
     "pydantic-ai adapter": "pydantic-ai native",
     "openai-agents adapter": "openai-agents native",
     "langchain adapter": "langchain native",
+    "strands adapter": "strands native",
 }
 PREBUILT = "toolset.call, context given"
 """Diagnostic: ``Toolset.call`` with a ``ToolContext`` made once, not per call."""
@@ -170,10 +173,42 @@ async def build() -> dict[str, dict[str, Any]]:
     }
     langchain_paths(langchain_native, "langchain native")
     langchain_paths({t.name: t for t in langchain_tools(ts)}, "langchain adapter")
+
+    from strands import tool as strands_tool
+
+    from toolpacks.integrations.strands import as_tools as strands_tools
+
+    def strands_paths(tools: dict[str, Any], label: str) -> None:
+        loads = json.loads
+        for mode in MODES:
+            t = tools[_name(mode)]
+            stream, tool_name = t.stream, t.tool_name
+
+            async def from_dict(
+                args: dict[str, Any], stream: Any = stream, n: str = tool_name
+            ) -> Any:
+                last = None  # the agent's executor drives stream(); the last event is the result
+                async for event in stream({"toolUseId": "call_1", "name": n, "input": args}, {}):
+                    last = event
+                return last
+
+            async def from_json(text: str, from_dict: Any = from_dict) -> Any:
+                return await from_dict(loads(text))  # strands models hand tools parsed input
+
+            paths[label][mode] = from_json if mode.endswith("json") else from_dict
+
+    strands_native = {"add": strands_tool(add), "add_async": strands_tool(add_async)}
+    strands_paths({k: v for k, v in strands_native.items()}, "strands native")
+    strands_paths({t.tool_name: t for t in strands_tools(ts)}, "strands adapter")
     return paths
 
 
 def _value(result: Any) -> Any:
+    try:  # a strands ToolResultEvent (or the ToolResult it carries): its first content block
+        block = result.get("tool_result", result)["content"][0]
+        result = block.get("json", block.get("text"))
+    except (AttributeError, TypeError, KeyError, IndexError):
+        pass
     value = getattr(result, "value", result)
     return int(value) if isinstance(value, str) else value
 
