@@ -251,17 +251,24 @@ async def bench_calls(repeats: int, target_s: float) -> dict[str, Any]:
 
 
 def bench_sync(repeats: int, target_s: float) -> dict[str, Any]:
+    import llm
+
     from toolpacks import Toolset, tool
+    from toolpacks.integrations.llm import as_tools as llm_tools
 
     ts = Toolset([tool(add), tool(add_async)])
+    llm_native = llm.Tool.function(add).implementation
+    llm_adapter = {t.name: t.implementation for t in llm_tools(ts)}["add"]
     cases = {
+        "llm native: Tool.function(add).implementation(**args)": lambda: llm_native(**ADD_ARGS),
+        "llm adapter: as_tools(ts) implementation(**args)": lambda: llm_adapter(**ADD_ARGS),
         "call_sync (sync tool)": lambda: ts.call_sync("add", ADD_ARGS),
         "asyncio.run(call) (sync tool)": lambda: asyncio.run(ts.call("add", ADD_ARGS)),
         "call_sync (async tool)": lambda: ts.call_sync("add_async", ADD_ARGS),
         "asyncio.run(call) (async tool)": lambda: asyncio.run(ts.call("add_async", ADD_ARGS)),
     }
     for fn in cases.values():
-        assert fn().value == 3
+        assert _value(fn()) == 3
         for _ in range(20):
             fn()
     numbers = {name: calibrate_sync(fn, target_s) for name, fn in cases.items()}
@@ -271,6 +278,11 @@ def bench_sync(repeats: int, target_s: float) -> dict[str, Any]:
         floor = samples[f"asyncio.run(call) ({kind})"]
         rows[f"asyncio.run(call) ({kind})"] = figure(floor)
         rows[f"call_sync ({kind})"] = figure(samples[f"call_sync ({kind})"], floor)
+    native = samples["llm native: Tool.function(add).implementation(**args)"]
+    rows["llm native: Tool.function(add).implementation(**args)"] = figure(native)
+    rows["llm adapter: as_tools(ts) implementation(**args)"] = figure(
+        samples["llm adapter: as_tools(ts) implementation(**args)"], native
+    )
     return {"rows": rows}
 
 
@@ -340,6 +352,11 @@ def main(argv: list[str] | None = None) -> int:
             "value": worst,
             "met": worst <= 1.0,
         }
+    llm_row = result["sync"]["rows"]["llm adapter: as_tools(ts) implementation(**args)"]
+    targets["llm adapter no slower than llm native (sync tool, median ratio)"] = {
+        "value": llm_row["ratio"]["median"],
+        "met": llm_row["ratio"]["median"] <= 1.0,
+    }
     result["targets"] = targets
     result["elapsed_s"] = time.perf_counter() - started
     path = write_json(args.out, result)

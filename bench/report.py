@@ -257,6 +257,13 @@ def adapters_section(data: dict[str, Any]) -> str:
             f"### {labels.get(mode, mode)}\n\n"
             + md_table(["path", "µs", "adapter ÷ native (medians)"], table)
         )
+    sync_rows = data.get("sync", {}).get("rows", {})
+    if sync_rows:
+        table = [
+            [path, f"{fig['median']:.2f} ({fig['q1']:.2f}{DASH}{fig['q3']:.2f})"]
+            for path, fig in sync_rows.items()
+        ]
+        parts.append("### synchronous calls (and llm)\n\n" + md_table(["path", "µs"], table))
     targets = [
         [name, f"{t['value']:.2f}{X}", "met" if t["met"] else "**missed**"]
         for name, t in data.get("targets", {}).items()
