@@ -203,6 +203,32 @@ def test_duplicate_keys_in_arguments_are_refused_as_over_stdio(
     )
 
 
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [
+        ('{"a": NaN, "b": 1}', "finite"),
+        ('{"a": true, "b": 1}', "got boolean"),
+        ('{"a": "1e999", "b": 1}', "finite"),
+        ('{"a": ' + "9" * 4000 + ', "b": 1}', "too long"),
+        ('{"a": 1, "b": 1, "c": [' + "[" * 100 + "]" * 100 + "]}", "nested"),
+    ],
+    ids=["NaN", "true-for-int", "1e999-as-text", "4000-digits", "depth-100"],
+)
+def test_hostile_arguments_get_the_gates_error_result_as_over_stdio(
+    served: HttpServer, arguments: str, words: str
+) -> None:
+    """The one gate holds over HTTP: each value is refused with an error result."""
+    body = (
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call",'
+        f'"params":{{"name":"add","arguments":{arguments}}}}}'
+    )
+    answer = post(served.url("alpha"), body, **{"MCP-Protocol-Version": "2025-11-25"})
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    assert words in result["content"][0]["text"]
+
+
 def test_a_body_that_is_not_json_rpc_gets_the_json_rpc_error(served: HttpServer) -> None:
     """Malformed JSON is -32700 and a duplicate key outside the arguments -32600, both 400."""
     broken = post(served.url("alpha"), '{"jsonrpc": "2.0", "id": 1,')
