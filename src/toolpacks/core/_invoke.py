@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from toolpacks.core._generators import iterate
     from toolpacks.core._jsonargs import (
         QUICK_TEXT,
+        ArgumentLimits,
         ArgumentsParseError,
         check_arguments,
         quick_parse,
@@ -288,11 +289,7 @@ async def _fast_invoke(
     # for a tool of scalar parameters, booleans and numbers where the schema wants them.
     # Keys need no look here: a closed tool's validator refuses any key it does not declare.
     if not plan.inline_checks or len(arguments) > limits._quick_items:
-        try:
-            check_arguments(arguments, limits)
-            if plan.kinds is not None:
-                plan.kinds(arguments)
-        except (ArgumentsParseError, KindError):
+        if not _passes(plan, arguments, limits):
             return await invoke(tool, raw, context, options)
     else:
         numbers = plan.number_params
@@ -320,12 +317,8 @@ async def _fast_invoke(
             elif item is None:
                 continue
             # Anything else (text with non-ASCII, long text, containers, a doubtful kind):
-            # the full checks, which word the error when there is one.
-            try:
-                check_arguments(arguments, limits)
-                if plan.kinds is not None:
-                    plan.kinds(arguments)
-            except (ArgumentsParseError, KindError):
+            # the full checks; the general path words the error when there is one.
+            if not _passes(plan, arguments, limits):
                 return await invoke(tool, raw, context, options)
             break
     try:
@@ -369,6 +362,17 @@ async def _fast_invoke(
     if not checked and type(value) not in SIMPLE_VALUES:
         return unsendable_result(tool, result) or result
     return result
+
+
+def _passes(plan: CallPlan, arguments: dict[str, Any], limits: ArgumentLimits) -> bool:
+    """Whether ``arguments`` pass the full gate checks (caps, then kinds at any depth)."""
+    try:
+        check_arguments(arguments, limits)
+        if plan.kinds is not None:
+            plan.kinds(arguments)
+    except (ArgumentsParseError, KindError):
+        return False
+    return True
 
 
 new_result = object.__new__
