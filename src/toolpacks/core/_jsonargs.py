@@ -23,7 +23,6 @@ __all__ = [
     "ArgumentsParseError",
     "check_arguments",
     "count_keys",
-    "count_keys_in_text",
     "parse_arguments",
     "quick_parse",
 ]
@@ -224,16 +223,6 @@ def _explain(value: Any, limits: ArgumentLimits, problem: str) -> ArgumentsParse
             if type(item) in _CONTAINERS:
                 stack.append((item, path))
     return ArgumentsParseError("arguments could not be checked")  # pragma: no cover
-
-
-def count_keys_in_text(text: str) -> int:
-    """An upper bound on the object keys in a JSON text: every key ends with ``"`` and ``:``.
-
-    Compared with the number of keys a parser kept, equality proves that the text held no
-    duplicate key (a string that happens to hold the pattern only adds to the bound).
-    """
-    colons = text.count(":")
-    return colons if colons == 0 else len(_KEY_END.findall(text))
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
