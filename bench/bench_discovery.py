@@ -8,8 +8,10 @@ fresh subprocess with that directory on ``PYTHONPATH`` (the dev venv's site-pack
 too, as in real use); cases are run interleaved and shuffled in each repeat:
 
 * ``start``: ``python -c pass``, the floor;
-* ``import``: ``import toolpacks.packs._discovery`` only (the package, dataclasses, json);
-* ``cold``: ``toolpacks.packs._discovery.discover()`` with ``TOOLPACKS_NO_CACHE=1`` (import + scan);
+* ``import``: ``import toolpacks.packs.entrypoints._discovery`` only (the packages,
+  dataclasses, json);
+* ``cold``: ``toolpacks.packs.entrypoints._discovery.discover()`` with
+  ``TOOLPACKS_NO_CACHE=1`` (import + scan);
 * ``warm``: the same with the cache primed (the site directory's mtime is set an hour back,
   since a directory changed in the last 2 s is never cached);
 * ``importlib``: ``importlib.metadata.entry_points(group="toolpacks")``, for comparison.
@@ -47,16 +49,16 @@ SRC = REPO / "src"
 
 CASES: dict[str, str] = {
     "start": "pass",
-    "import": "import toolpacks.packs._discovery",
-    "cold": "import toolpacks.packs._discovery as d; d.discover()",
-    "warm": "import toolpacks.packs._discovery as d; d.discover()",
+    "import": "import toolpacks.packs.entrypoints._discovery",
+    "cold": "import toolpacks.packs.entrypoints._discovery as d; d.discover()",
+    "warm": "import toolpacks.packs.entrypoints._discovery as d; d.discover()",
     "importlib": "from importlib.metadata import entry_points; entry_points(group='toolpacks')",
 }
 
 CHECK = """\
 import builtins, json, sys, time
 t0 = time.perf_counter()
-import toolpacks.packs._discovery as d
+import toolpacks.packs.entrypoints._discovery as d
 t1 = time.perf_counter()
 cold = d.discover(use_cache=False)
 t2 = time.perf_counter()

@@ -6,8 +6,8 @@ For the async ``add(a: int, b: int) -> int`` tool of ``bench/_defs.py``:
    floor per repeat):
 
    * ``await tool.invoke(dict)``: the short path. ``Tool.invoke`` calls
-     ``toolpacks.core._invoke.start``, which picks ``_fast_invoke`` for a plain tool (the script
-     checks that it really does);
+     ``toolpacks.core.call._invoke.start``, which picks ``_fast_invoke`` for a plain tool
+     (the script checks that it really does);
    * ``await tool.invoke(json_text)``: the general path (``_invoke.invoke``: the gate's
      ``prepare`` parses the text under caps, checks and validates, then the run);
    * ``_invoke.invoke(tool, dict)``: the general path with a dict, to show what the short path
@@ -28,7 +28,7 @@ For the async ``add(a: int, b: int) -> int`` tool of ``bench/_defs.py``:
    the gate's ``prepare`` with a dict and with JSON text.
 
 Every case calls library code: nothing here re-implements a toolpacks step. The script reads
-internals (``toolpacks.core._invoke``, ``_gate``, ``_plan``, ``_run``, ``_jsonargs``), so it
+internals (``toolpacks.core.call._invoke``, ``_gate``, ``_plan``, ``_run``, ``_jsonargs``), so it
 may need updating when they change; a step whose internal is gone is reported and left out.
 It is never part of the benchmarks' pass/fail.
 
@@ -54,11 +54,11 @@ from _common import figure, interleave_async, interleave_sync, machine_info, tab
 from _defs import ADD_ARGS, ADD_JSON, add_async
 
 from toolpacks import Tool, ToolResult, tool
-from toolpacks.core import _invoke, _run
-from toolpacks.core._gate import prepare
 from toolpacks.core._jsonargs import DEFAULT_LIMITS, parse_arguments
-from toolpacks.core._options import DEFAULT_OPTIONS
-from toolpacks.core._plan import plan_of
+from toolpacks.core.call import _invoke, _run
+from toolpacks.core.call._gate import prepare
+from toolpacks.core.call._options import DEFAULT_OPTIONS
+from toolpacks.core.call._plan import plan_of
 
 SHORT = "(a) await tool.invoke(dict)  [short path, as shipped]"
 JSON = "(b) await tool.invoke(json text)  [general path, as shipped]"
@@ -164,9 +164,11 @@ def _steps(t: Tool) -> tuple[dict[str, Callable[[], Any]], list[str]]:
         "_invoke.invoke(tool, dict), general path driven whole (no loop)": lambda: _drive(
             _invoke.invoke(t, ADD_ARGS, None, None)
         ),
-        "  gate: prepare(dict)": lambda: prepare(t, ADD_ARGS, None, DEFAULT_OPTIONS, "call_1", 0.0),
+        "  gate: prepare(dict)": lambda: prepare(
+            t, plan, ADD_ARGS, None, DEFAULT_OPTIONS, "call_1", 0.0
+        ),
         "  gate: prepare(json text)": lambda: prepare(
-            t, ADD_JSON, None, DEFAULT_OPTIONS, "call_1", 0.0
+            t, plan, ADD_JSON, None, DEFAULT_OPTIONS, "call_1", 0.0
         ),
         "  gate: parse_arguments(json text) (caps, duplicate keys, non-finite)": lambda: (
             parse_arguments(ADD_JSON, DEFAULT_LIMITS)
@@ -190,6 +192,38 @@ def _check_paths(t: Tool) -> dict[str, str]:
     if result.is_error or result.value != 3 or result.content != "3":
         raise SystemExit(f"the call does not work: {result!r}")
     return paths
+
+
+def _call_counts(t: Tool, number: int = 1000) -> dict[str, float]:
+    """Function calls per call on each path, counted by cProfile (deterministic, unlike time).
+
+    A change that moves code between modules must leave these the same or lower.
+    """
+    import cProfile
+    import pstats
+
+    cases: dict[str, Callable[[], Any]] = {
+        "await tool.invoke(dict)  [short path]": lambda: t.invoke(ADD_ARGS),
+        "await tool.invoke(json text)": lambda: t.invoke(ADD_JSON),
+        "await _invoke.invoke(tool, dict)  [general path]": lambda: _invoke.invoke(
+            t, ADD_ARGS, None, None
+        ),
+        "await tool.invoke(bad dict)  [an error result]": lambda: t.invoke({"a": "x", "b": 2}),
+    }
+
+    async def count() -> dict[str, float]:
+        out: dict[str, float] = {}
+        for name, make in cases.items():
+            await make()  # warm up: the plan, the engine
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(number):
+                await make()
+            prof.disable()
+            out[name] = pstats.Stats(prof).total_calls / number  # type: ignore[attr-defined]
+        return out
+
+    return asyncio.run(count())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["step", "us"], rows))
     for name, why in skipped.items():
         print(f"left out: {name}: {why}")
+    calls = _call_counts(t)
+    print("\n4. Python-level function calls per call (cProfile counts: the same on any machine)")
+    print(table(["case", "calls"], [[name, f"{n:g}"] for name, n in calls.items()]))
 
     result: dict[str, Any] = {
         "benchmark": "profile_invoke",
@@ -283,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         "whole_us": whole,
         "rest_us": whole - accounted,
         "skipped": skipped,
+        "calls_per_call": calls,
     }
     if args.cprofile:
         import cProfile

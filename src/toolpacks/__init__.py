@@ -17,15 +17,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._definition import ToolMetadata
-    from toolpacks.core._generators import InvalidArgumentsError
     from toolpacks.core._jsonargs import ArgumentLimits
-    from toolpacks.core._options import CallOptions
     from toolpacks.core._registry import Registry
     from toolpacks.core._result import ArgumentError, ToolErrorInfo, ToolResult
     from toolpacks.core._tool import Tool, tool
     from toolpacks.core._toolbox import Toolbox
-    from toolpacks.core._traits import ToolHints
+    from toolpacks.core.call._generators import InvalidArgumentsError
+    from toolpacks.core.call._options import CallOptions
+    from toolpacks.core.define._definition import ToolMetadata
+    from toolpacks.core.define._traits import ToolHints
     from toolpacks.exceptions import (
         ConfigError,
         ExportError,
@@ -92,11 +92,11 @@ _LOCATIONS = {
     "render_result": "toolpacks.export",
     "ArgumentError": "toolpacks.core._result",
     "ArgumentLimits": "toolpacks.core._jsonargs",
-    "CallOptions": "toolpacks.core._options",
+    "CallOptions": "toolpacks.core.call._options",
     "ConfigError": "toolpacks.exceptions",
     "ExportError": "toolpacks.exceptions",
     "Host": "toolpacks.host._host",
-    "InvalidArgumentsError": "toolpacks.core._generators",
+    "InvalidArgumentsError": "toolpacks.core.call._generators",
     "PackError": "toolpacks.exceptions",
     "PackInfo": "toolpacks.host._host",
     "Registry": "toolpacks.core._registry",
@@ -106,8 +106,8 @@ _LOCATIONS = {
     "ToolDefinitionError": "toolpacks.exceptions",
     "ToolError": "toolpacks.exceptions",
     "ToolErrorInfo": "toolpacks.core._result",
-    "ToolHints": "toolpacks.core._traits",
-    "ToolMetadata": "toolpacks.core._definition",
+    "ToolHints": "toolpacks.core.define._traits",
+    "ToolMetadata": "toolpacks.core.define._definition",
     "ToolNotFoundError": "toolpacks.exceptions",
     "ToolPermissionError": "toolpacks.exceptions",
     "ToolResult": "toolpacks.core._result",

@@ -18,7 +18,7 @@ from toolpacks import (
     ToolpacksError,
     tool,
 )
-from toolpacks.core._traits import MissingDocstringWarning, ToolLock
+from toolpacks.core.define._traits import MissingDocstringWarning, ToolLock
 
 
 class Plain:

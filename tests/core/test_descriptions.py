@@ -8,8 +8,8 @@ import pytest
 from pydantic import Field
 
 from toolpacks import tool
-from toolpacks.core._docstrings import parse_docstring
-from toolpacks.core._traits import MissingDocstringWarning
+from toolpacks.core.define._docstrings import parse_docstring
+from toolpacks.core.define._traits import MissingDocstringWarning
 
 GOOGLE = """Search the web.
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from toolpacks.core._docstrings import parse_docstring
+from toolpacks.core.define._docstrings import parse_docstring
 
 ENGINE = (
-    "toolpacks.core._gate",
-    "toolpacks.core._outcome",
+    "toolpacks.core.call._gate",
+    "toolpacks.core.call._outcome",
     "toolpacks.core._result",
     "toolpacks.core._jsonargs",
-    "toolpacks.core._options",
-    "toolpacks.core._watchdog",
+    "toolpacks.core.call._options",
+    "toolpacks.core.call._watchdog",
     "toolpacks.core._secrets",
 )
 """What a call needs and a definition does not: imported with the first call."""
@@ -118,18 +118,18 @@ def test_the_first_call_loads_the_engine_whichever_way_the_plan_was_made() -> No
         """
         import asyncio, sys
         from toolpacks import tool
-        from toolpacks.core._plan import plan_of
+        from toolpacks.core.call._plan import plan_of
 
         @tool
         def add(a: int, b: int) -> int:
             '''Add.'''
             return a + b
 
-        before = "toolpacks.core._gate" in sys.modules
+        before = "toolpacks.core.call._gate" in sys.modules
         plan_of(add)
         result = asyncio.run(add.invoke({"a": 1, "b": 2}))
         bad = asyncio.run(add.invoke('{"a": 1, "a": 2, "b": 2}'))
-        print([before, result.value, bad.is_error, "toolpacks.core._gate" in sys.modules])
+        print([before, result.value, bad.is_error, "toolpacks.core.call._gate" in sys.modules])
         """
     )
     assert out == [False, 3, True, True]
@@ -141,7 +141,7 @@ def test_the_general_path_alone_loads_the_engine() -> None:
         """
         import asyncio
         from toolpacks import tool
-        from toolpacks.core._invoke import invoke
+        from toolpacks.core.call._invoke import invoke
 
         @tool
         def echo(text: str) -> str:
@@ -181,8 +181,8 @@ def test_importing_host_imports_no_configuration_models() -> None:
 def test_importing_host_imports_no_pack_engine_or_metadata_scan() -> None:
     """``from toolpacks import Host``: no call engine, pluggy, manifests, MCP SDK or metadata."""
     loaded = modules_after("from toolpacks import Host")
-    unexpected = {"toolpacks.core._gate", "mcp", "importlib.metadata", "docstring_parser"}
-    unexpected |= {"pluggy", "toolpacks.hookspecs", "toolpacks.packs._manifest"}
+    unexpected = {"toolpacks.core.call._gate", "mcp", "importlib.metadata", "docstring_parser"}
+    unexpected |= {"pluggy", "toolpacks.hookspecs", "toolpacks.packs.entrypoints._manifest"}
     assert loaded.isdisjoint(unexpected), sorted(loaded & unexpected)
 
 

@@ -56,7 +56,7 @@ def _all_keys(schema: Any) -> set[str]:
 
 def _schema_nodes(schema: Any) -> list[dict[str, Any]]:
     """Every sub-schema (not property-name mappings) of a schema."""
-    from toolpacks.core._jsonschema import walk_schemas
+    from toolpacks.core.define._jsonschema import walk_schemas
 
     nodes: list[dict[str, Any]] = []
     walk_schemas(schema, nodes.append)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
-from toolpacks.core._strict_nulls import drop_strict_nulls
+from toolpacks.core.call._strict_nulls import drop_strict_nulls
 from toolpacks.export import ExportWarning, definition
 
 try:  # optional: validates Gemini declarations against the official SDK types when present

@@ -20,7 +20,7 @@ from toolpacks.host._assembly import (
 from toolpacks.host._compose import Candidate
 from toolpacks.host._config import AgentConfig, SettingsConfig
 from toolpacks.host._conflicts import error_on_conflict, priority_on_conflict
-from toolpacks.packs._loading import LoadedPack, PackInfo, PackSource
+from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
 
 NO_OVERRIDES: dict[str, Any] = {}
 

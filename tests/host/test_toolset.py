@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolpacks import ConfigError, Host, Tool, Toolset, tool
-from toolpacks.core._names import safe_name
+from toolpacks.core.define._names import safe_name
 from toolpacks.testing import call, make_host
 
 SAFE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

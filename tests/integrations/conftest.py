@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolpacks import ToolContext, Toolset, tool
-from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
+from toolpacks.core.call._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.host._approval import ApprovalHandler
 
 

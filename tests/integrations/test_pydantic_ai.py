@@ -28,7 +28,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from toolpacks import ToolContext, Toolset, tool
-from toolpacks.core._options import CallOptions
+from toolpacks.core.call._options import CallOptions
 from toolpacks.host._approval import ApprovalRequest
 from toolpacks.integrations.pydantic_ai import ToolpacksToolset, as_toolset
 

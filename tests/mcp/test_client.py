@@ -282,9 +282,9 @@ def test_server_that_dies_gives_error_results_and_says_why(
     probe_script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the server exits, calls are error results saying so; the pack's error says why."""
-    from toolpacks.packs import _mcp_connection
+    from toolpacks.packs.mcp import _connection
 
-    monkeypatch.setattr(_mcp_connection, "_now", lambda: 0.0)  # the restart delay never passes
+    monkeypatch.setattr(_connection, "_now", lambda: 0.0)  # the restart delay never passes
     host = probe_host(probe_script)
     try:
         toolset = host.toolset()
@@ -310,9 +310,9 @@ def test_server_killed_between_calls_is_detected(
     probe_script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server killed while idle shows in the pack's error without any call being made."""
-    from toolpacks.packs import _mcp_connection
+    from toolpacks.packs.mcp import _connection
 
-    monkeypatch.setattr(_mcp_connection, "_now", lambda: 0.0)  # the restart delay never passes
+    monkeypatch.setattr(_connection, "_now", lambda: 0.0)  # the restart delay never passes
     host = probe_host(probe_script)
     try:
         toolset = host.toolset()
@@ -406,7 +406,7 @@ def test_tools_listing_follows_every_page() -> None:
     from mcp_types import ListToolsResult
     from mcp_types import Tool as McpTool
 
-    from toolpacks.packs._mcp_connection import McpConnection, ServerSpec
+    from toolpacks.packs.mcp._connection import McpConnection, ServerSpec
 
     def page(names: list[str], cursor: str | None) -> ListToolsResult:
         tools = [McpTool(name=n, input_schema={"type": "object"}) for n in names]
@@ -440,7 +440,7 @@ def test_result_conversion_prefers_structured_content_and_describes_media() -> N
     )
 
     from toolpacks import ToolError
-    from toolpacks.packs._mcp_client import result_value
+    from toolpacks.packs.mcp._client import result_value
 
     structured = CallToolResult(content=[TextContent(text="{}")], structured_content={"a": 1})
     assert result_value(structured) == {"a": 1}

@@ -100,10 +100,10 @@ BEARER = {"Authorization": {"env": "WEB_TOKEN"}}
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """Replace the connection's clock with one the test moves."""
-    from toolpacks.packs import _mcp_connection
+    from toolpacks.packs.mcp import _connection
 
     fake = Clock()
-    monkeypatch.setattr(_mcp_connection, "_now", fake)
+    monkeypatch.setattr(_connection, "_now", fake)
     return fake
 
 
@@ -321,7 +321,7 @@ def test_header_value_with_a_line_break_is_refused(make_host: Callable[..., Host
 
 def test_shown_url_and_plain_http_warning() -> None:
     """URLs in messages lose credentials and queries; headers over plain http are flagged."""
-    from toolpacks.packs._mcp_spec import ServerSpec, shown_url
+    from toolpacks.packs.mcp._spec import ServerSpec, shown_url
 
     assert (
         shown_url("https://u:pw@example.com:8443/mcp?token=abc") == "https://example.com:8443/mcp"

@@ -271,10 +271,10 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """Replace the connection's clock with one the test moves."""
-    from toolpacks.packs import _mcp_connection
+    from toolpacks.packs.mcp import _connection
 
     fake = Clock()
-    monkeypatch.setattr(_mcp_connection, "_now", fake)
+    monkeypatch.setattr(_connection, "_now", fake)
     return fake
 
 

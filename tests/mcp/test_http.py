@@ -712,7 +712,7 @@ def test_serve_http_refuses_an_open_address_without_a_token() -> None:
 )
 def test_bind_addresses_parse(text: str, expected: tuple[str, int]) -> None:
     """[HOST:]PORT, with IPv6 in brackets; the host defaults to loopback."""
-    from toolpacks.mcp._http_run import parse_bind
+    from toolpacks.mcp.http._run import parse_bind
 
     assert parse_bind(text) == expected
 
@@ -720,7 +720,7 @@ def test_bind_addresses_parse(text: str, expected: tuple[str, int]) -> None:
 @pytest.mark.parametrize("text", ["", "http", "host:", ":80", "1.2.3.4:70000", "[::1", "[]:80"])
 def test_bad_bind_addresses_are_refused(text: str) -> None:
     """Anything else names the expected form."""
-    from toolpacks.mcp._http_run import parse_bind
+    from toolpacks.mcp.http._run import parse_bind
 
     with pytest.raises(ValueError, match=r"is not \[HOST:\]PORT"):
         parse_bind(text)
@@ -732,7 +732,7 @@ def test_accepted_connections_get_tcp_nodelay() -> None:
     A socket made with protocol 0 (as uvicorn makes it for ``--workers``) would leave Nagle on,
     holding each response's last segment for a delayed ACK.
     """
-    from toolpacks.mcp._http_run import listen, tcp_listener
+    from toolpacks.mcp.http._run import listen, tcp_listener
 
     async def main() -> int:
         accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -773,7 +773,7 @@ def test_accepted_connections_get_tcp_nodelay() -> None:
 )
 def test_the_default_origins_are_this_machine_only(value: str, allowed: bool) -> None:
     """Loopback origins on any port pass; look-alike names and ``null`` do not."""
-    from toolpacks.mcp._http_guard import Guard
+    from toolpacks.mcp.http._guard import Guard
 
     guard = Guard(None, None, None)
     refusal = guard.check({b"host": b"localhost:8000", b"origin": value.encode()})

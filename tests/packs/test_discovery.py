@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from toolpacks.packs import _discovery
-from toolpacks.packs._discovery import (
+from toolpacks.packs.entrypoints import _discovery
+from toolpacks.packs.entrypoints._discovery import (
     DISABLED_BY_CONFIG,
     DISABLED_BY_ENV,
     NOT_ALLOWED_BY_ENV,
@@ -530,7 +530,7 @@ def test_discovery_imports_no_pack_and_nothing_heavy(site: Path, tmp_path: Path)
     code = textwrap.dedent(
         f"""\
         import json, sys
-        import toolpacks.packs._discovery as d
+        import toolpacks.packs.entrypoints._discovery as d
         found = d.discover([{str(site)!r}], use_cache=False)
         heavy = ("pydantic", "pluggy", "importlib.metadata", "tp_bomb", "toolpacks.host._host")
         print(json.dumps({{

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from toolpacks import Host, PackError
-from toolpacks.packs._manifest import SHIPPED_NAME, Manifests, installed, shippable
-from toolpacks.packs._manifest_tool import ManifestTool
+from toolpacks.packs.entrypoints._manifest import SHIPPED_NAME, Manifests, installed, shippable
+from toolpacks.packs.entrypoints._manifest_tool import ManifestTool
 from toolpacks.testing import call
 
 from .conftest import Venv, write_pack

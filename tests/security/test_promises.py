@@ -195,7 +195,7 @@ def test_an_async_tool_without_a_timeout_is_reported_past_the_default_limit(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The limit is the tool's timeout, else ``BLOCK_LIMIT`` (5 s, shortened here)."""
-    from toolpacks.core import _watchdog
+    from toolpacks.core.call import _watchdog
 
     assert _watchdog.BLOCK_LIMIT == 5.0
     monkeypatch.setattr(_watchdog, "BLOCK_LIMIT", 0.3)

@@ -164,8 +164,8 @@ def _serve_http(args: argparse.Namespace, agents: list[str]) -> int:
 
     if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("starlette") is None:
         raise CliError("serving over HTTP needs uvicorn: pip install 'toolpacks[http]'")
-    from toolpacks.mcp._http_run import parse_bind
-    from toolpacks.mcp._workers import serve_http
+    from toolpacks.mcp.http._run import parse_bind
+    from toolpacks.mcp.http._workers import serve_http
 
     if not agents:
         raise CliError("--http serves named agents: add --agent NAME (once for each agent)")

@@ -223,7 +223,7 @@ def cmd_toolset(args: argparse.Namespace) -> int:
 def cmd_lock(args: argparse.Namespace) -> int:
     """``toolpacks lock``: pins, and the manifests of the packs it imported to pin them."""
     from toolpacks.host._lockfile import write_lock
-    from toolpacks.packs._manifest import manifest_dir
+    from toolpacks.packs.entrypoints._manifest import manifest_dir
 
     host = make_host(args)
     try:

@@ -80,7 +80,7 @@ def list_packs(
         path: Directories to search instead of ``sys.path``.
         environ: The environment (``TOOLPACKS_DISABLE``, ``TOOLPACKS_PACKS``).
     """
-    from toolpacks.packs._discovery import discover, select
+    from toolpacks.packs.entrypoints._discovery import discover, select
 
     data = _read_config(config)
     packs = _table(data, "packs")

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
-from toolpacks.core._definition import ToolDefinition
-from toolpacks.core._generators import stream as _stream
-from toolpacks.core._generators import wrong_run_method
-from toolpacks.core._invoke import start as _start
-from toolpacks.core._schema import ExtraArgs
+from toolpacks.core.call._generators import stream as _stream
+from toolpacks.core.call._generators import wrong_run_method
+from toolpacks.core.call._invoke import start as _start
+from toolpacks.core.define._definition import ToolDefinition
+from toolpacks.core.define._schema import ExtraArgs
 from toolpacks.exceptions import ToolConflictError, ToolDefinitionError
 
 if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._options import CallOptions
     from toolpacks.core._result import ToolResult
+    from toolpacks.core.call._options import CallOptions
 
 __all__ = ["Tool", "tool"]
 
@@ -83,7 +83,7 @@ class Tool(ToolDefinition):
         hooks, approvals, locks and timeouts behave as in ``await t.invoke(...)``, and a
         sync tool still runs in a worker thread. Interrupting the wait cancels the call.
         """
-        from toolpacks.core._sync import run_sync  # loaded by the first synchronous call
+        from toolpacks.core.call._sync import run_sync  # loaded by the first synchronous call
 
         return run_sync(self.invoke(arguments, context, options=options))
 

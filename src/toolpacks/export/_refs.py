@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolpacks.core._jsonschema import allows_null, has_type
+from toolpacks.core.define._jsonschema import allows_null, has_type
 from toolpacks.exceptions import ExportError
 
 __all__ = [

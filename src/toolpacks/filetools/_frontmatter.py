@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from toolpacks.core._traits import ToolHints
+from toolpacks.core.define._traits import ToolHints
 
 __all__ = ["CONTEXT_PARAM", "FrontMatter", "FrontMatterError", "parse_tool_md"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from toolpacks.core._tool import Tool
-from toolpacks.core._traits import NAME_PATTERN
+from toolpacks.core.define._traits import NAME_PATTERN
 from toolpacks.exceptions import ToolDefinitionError
 from toolpacks.filetools._frontmatter import FrontMatter, FrontMatterError, parse_tool_md
 from toolpacks.filetools._handler import (

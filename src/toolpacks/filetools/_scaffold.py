@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from toolpacks.core._traits import NAME_PATTERN
+from toolpacks.core.define._traits import NAME_PATTERN
 from toolpacks.exceptions import ToolDefinitionError
 
 __all__ = ["scaffold_tool", "templates"]

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import GlobalHook, HookSet
 from toolpacks.core._jsonargs import ArgumentLimits
-from toolpacks.core._names import is_safe
-from toolpacks.core._options import CallOptions
 from toolpacks.core._tool import Tool
+from toolpacks.core.call._options import CallOptions
+from toolpacks.core.define._names import is_safe
 from toolpacks.exceptions import ConfigError
 from toolpacks.host._compose import Candidate
 from toolpacks.host._conflicts import ConflictPolicy, get_policy, priority_on_conflict
 from toolpacks.host._toolset import ToolEntry
-from toolpacks.packs._loading import LoadedPack, PackSource
-from toolpacks.packs._pinning import Pins
+from toolpacks.packs._record import LoadedPack, PackSource
+from toolpacks.packs.entrypoints._pinning import Pins
 
 if TYPE_CHECKING:
     from toolpacks.host._config import AgentConfig, SettingsConfig

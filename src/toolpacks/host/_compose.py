@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from toolpacks.core._names import safe_name
 from toolpacks.core._tool import Tool
+from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import ToolConflictError
 from toolpacks.host._conflicts import ConflictContext, ConflictPolicy
 from toolpacks.host._toolset import ToolEntry

@@ -102,7 +102,7 @@ class McpServerConfig(_Strict):
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpServerConfig:
-        from toolpacks.packs._mcp_spec import transport_problem
+        from toolpacks.packs.mcp._spec import transport_problem
 
         problem = transport_problem(self)
         if problem:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolpacks.core._names import safe_name
+from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import ConfigError, ToolConflictError
 
 if TYPE_CHECKING:

@@ -31,14 +31,8 @@ from toolpacks.host._host_hooks import HOOK_ARGS, TaggedAuthorizer, host_hook_ca
 from toolpacks.host._messages import no_agent_message
 from toolpacks.host._sources import compose, installed
 from toolpacks.host._toolset import Toolset
-from toolpacks.packs._loading import (
-    LoadedPack,
-    PackInfo,
-    PackSource,
-    load_pack,
-    new_plugin_manager,
-    paused_gc,
-)
+from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
+from toolpacks.packs.entrypoints._loading import load_pack, new_plugin_manager, paused_gc
 
 if TYPE_CHECKING:  # imported where used: its pydantic models cost ~30 ms to import
     from toolpacks.host._config import AgentConfig, LoadedConfig
@@ -86,8 +80,8 @@ class Host:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         from toolpacks.host._config import load_config
-        from toolpacks.packs._discovery import spare_pydantic_plugin_scan
-        from toolpacks.packs._manifest import Manifests
+        from toolpacks.packs.entrypoints._discovery import spare_pydantic_plugin_scan
+        from toolpacks.packs.entrypoints._manifest import Manifests
 
         if discover:  # before the configuration's models: pydantic may not need its own scan
             spare_pydantic_plugin_scan()
@@ -309,7 +303,7 @@ class Host:
             )
             return LoadedPack(replace(info, status="failed", error=error))
         if info.source == "mcp":
-            from toolpacks.packs._mcp_client import load_mcp_pack
+            from toolpacks.packs.mcp._client import load_mcp_pack
 
             ask = lambda **r: Approver(self.approval).ask(ApprovalRequest(**r))  # noqa: E731
             return load_mcp_pack(info, source.extra, self.config.base_dir, self._environ, ask)
@@ -449,7 +443,7 @@ class Host:
         listed = [self._manifests.listed(state.sources[n], self.load, lazy) for n in names]
         loaded = required_loaded(listed, request)
         check_names(request, loaded, state.sources)
-        from toolpacks.packs._pinning import load_pins, lock_path
+        from toolpacks.packs.entrypoints._pinning import load_pins, lock_path
 
         candidates = select(request, loaded, load_pins(lock_path(self.config.base_dir)))
         infos = {p.info.name: p.info for p in loaded}

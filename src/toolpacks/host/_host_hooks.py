@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolpacks.packs._loading import ImplCaller
+from toolpacks.packs.entrypoints._loading import ImplCaller
 
 __all__ = ["HOOK_ARGS", "TaggedAuthorizer", "host_hook_caller"]
 

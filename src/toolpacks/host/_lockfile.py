@@ -1,7 +1,7 @@
 """A host's lock file: ``toolpacks lock`` writes it, ``toolpacks doctor`` checks it.
 
-The lock file's format and what a pin is are the packs layer's (``toolpacks.packs._pinning``);
-this is the part that walks a host's packs.
+The lock file's format and what a pin is are the packs layer's
+(``toolpacks.packs.entrypoints._pinning``); this is the part that walks a host's packs.
 """
 
 from __future__ import annotations
@@ -11,7 +11,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.packs._pinning import canonical_definition, definition_hash, load_pins, lock_path
+from toolpacks.packs.entrypoints._pinning import (
+    canonical_definition,
+    definition_hash,
+    load_pins,
+    lock_path,
+)
 
 if TYPE_CHECKING:
     from toolpacks.host._host import Host

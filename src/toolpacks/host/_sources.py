@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from toolpacks.exceptions import ConfigError
-from toolpacks.packs._loading import PackInfo, PackSource
-from toolpacks.packs._mcp_spec import shown_url
+from toolpacks.packs._record import PackInfo, PackSource
+from toolpacks.packs.mcp._spec import shown_url
 
 if TYPE_CHECKING:
     from toolpacks.host._config import Config, LoadedConfig
@@ -39,7 +39,7 @@ def installed(
     """
     settings = cfg.pack_settings()
     sources: dict[str, PackSource] = {}
-    from toolpacks.packs._discovery import discover, select
+    from toolpacks.packs.entrypoints._discovery import discover, select
 
     found = discover(path)
     for entry in found.entries:
@@ -57,7 +57,7 @@ def installed(
         )
     problems = list(found.problems)
     if cfg.llm.plugins:  # installed llm tool plugins the configuration mounts as packs
-        from toolpacks.packs._llm import llm_sources
+        from toolpacks.packs.llm._plugins import llm_sources
 
         llm_packs, skipped = llm_sources(cfg.llm.plugins, path, sources, settings)
         sources.update(llm_packs)
@@ -128,7 +128,7 @@ def compose(
         # `[packs] disabled` and TOOLPACKS_DISABLE/TOOLPACKS_PACKS cover every pack the
         # configuration defines too (an MCP server is a pack); in-process packs are the
         # application's own choice.
-        from toolpacks.packs._discovery import select
+        from toolpacks.packs.entrypoints._discovery import select
 
         for name, reason in select(configured, cfg.disabled, environ).items():
             source = sources[name]

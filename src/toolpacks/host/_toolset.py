@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._context import ToolContext
-from toolpacks.core._names import safe_name
-from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.core._result import ToolResult, error_result
 from toolpacks.core._tool import Tool
+from toolpacks.core.call._options import DEFAULT_OPTIONS, CallOptions
+from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import PackError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 
@@ -161,7 +161,9 @@ class Toolset:
                 openai-responses, anthropic and bedrock; ``include_instructions``.
         """
         from toolpacks.export import definitions
-        from toolpacks.packs._loading import paused_gc  # many schemas are copied: see there
+        from toolpacks.packs.entrypoints._loading import (
+            paused_gc,  # many schemas are copied: see there
+        )
 
         return paused_gc(definitions)(
             ((e.exposed, e.tool) for e in self._entries.values()),
@@ -233,7 +235,7 @@ class Toolset:
                 message = str(exc).replace(f"'{tool.name}'", f"'{name}'", 1)
                 return error_result("tool_error", message, tool_name=name, call_id=ctx.call_id)
         if entry.require_approval or self.authorizers:
-            from toolpacks.core._invoke import invoke
+            from toolpacks.core.call._invoke import invoke
 
             async def gatekeeper(
                 checked: dict[str, Any], _: ToolContext | None
@@ -265,7 +267,7 @@ class Toolset:
         permissions, approvals, hooks, locks and timeouts behave as in ``await call(...)``.
         Interrupting the wait cancels the call.
         """
-        from toolpacks.core._sync import run_sync  # loaded by the first synchronous call
+        from toolpacks.core.call._sync import run_sync  # loaded by the first synchronous call
 
         return run_sync(self.call(name, arguments, context, call_id=call_id))
 
@@ -275,7 +277,7 @@ class Toolset:
         Raises:
             PackError: The pack failed to load, or defines the tool otherwise than listed.
         """
-        from toolpacks.packs._manifest import ManifestTool
+        from toolpacks.packs.entrypoints._manifest import ManifestTool
 
         assert isinstance(entry.tool, ManifestTool)
         tool = entry.tool.resolve()

@@ -24,8 +24,8 @@ Tools *of* remote MCP servers (``[mcp_servers.NAME]`` in the configuration) are 
 source, not part of this module.
 """
 
-from toolpacks.mcp._http import http_app
 from toolpacks.mcp._server import build_server, serve, serve_agent, serve_stdio
-from toolpacks.mcp._workers import serve_http
+from toolpacks.mcp.http._app import http_app
+from toolpacks.mcp.http._workers import serve_http
 
 __all__ = ["build_server", "http_app", "serve", "serve_agent", "serve_http", "serve_stdio"]

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._gate import invalid_arguments
 from toolpacks.core._result import ArgumentError, ToolResult
 from toolpacks.core._secrets import scrub
+from toolpacks.core.call._gate import invalid_arguments
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
 

@@ -10,8 +10,8 @@ When the server is found gone (its process exited, its connection broke), the co
 records why and when it may start again: 0.5 s after the first failure, then 1 s, 2 s ... up
 to 30 s; a call the server answers resets the delay. The next call after that time starts a
 new session (a new process, or a new HTTP connection) before it is sent; a call before it is
-an error saying when. A call is never sent twice. Tool-list changes are ``_mcp_watch``'s,
-requests for input during a call ``_mcp_approval``'s.
+an error saying when. A call is never sent twice. Tool-list changes are ``_watch``'s,
+requests for input during a call ``_approval``'s.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.exceptions import PackError, ToolError
-from toolpacks.packs._mcp_approval import Elicit, ElicitRouter
-from toolpacks.packs._mcp_spec import ServerSpec
-from toolpacks.packs._mcp_transport import (
+from toolpacks.packs.mcp._approval import Elicit, ElicitRouter
+from toolpacks.packs.mcp._spec import ServerSpec
+from toolpacks.packs.mcp._transport import (
     HttpStatus,
     StderrPipe,
     leaf,
@@ -40,7 +40,7 @@ from toolpacks.packs._mcp_transport import (
     start_failure,
     timeout_message,
 )
-from toolpacks.packs._mcp_watch import ToolWatch
+from toolpacks.packs.mcp._watch import ToolWatch
 
 if TYPE_CHECKING:
     import mcp_types

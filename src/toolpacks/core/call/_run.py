@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     import asyncio
 
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._definition import ToolDefinition
-    from toolpacks.core._options import CallOptions
-    from toolpacks.core._plan import CallPlan
+    from toolpacks.core.call._options import CallOptions
+    from toolpacks.core.call._plan import CallPlan
+    from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = [
     "Refused",
@@ -168,10 +168,13 @@ async def guarded(tool: ToolDefinition, coro_fn: Callable[[], Any]) -> Any:
 
 
 async def before_hooks(
-    tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext | None, options: CallOptions
+    tool: ToolDefinition,
+    plan: CallPlan,
+    kwargs: dict[str, Any],
+    ctx: ToolContext | None,
+    options: CallOptions,
 ) -> None:
     public = kwargs
-    plan: CallPlan = tool._plan
     if plan.context_param is not None or plan.secret_params:
         from toolpacks.core._secrets import MASK
 

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolpacks.packs._mcp_spec import ServerSpec
+from toolpacks.packs.mcp._spec import ServerSpec
 
 if TYPE_CHECKING:
     import httpx2

@@ -14,24 +14,22 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from toolpacks.core._hooks import GlobalHook
 from toolpacks.core._tool import Tool, tool
 from toolpacks.core._toolbox import Toolbox
 from toolpacks.exceptions import PackError, ToolDefinitionError
+from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
 
 if TYPE_CHECKING:  # pluggy and the hook specs are imported when a host makes its manager
     import pluggy
 
 __all__ = [
     "ImplCaller",
-    "LoadedPack",
-    "PackInfo",
-    "PackSource",
     "Registrar",
     "load_pack",
     "new_plugin_manager",
@@ -40,100 +38,9 @@ __all__ = [
 
 logger = logging.getLogger("toolpacks")
 
-PackStatus = Literal["available", "loaded", "failed", "disabled", "clash"]
-"""``available``: found, not imported yet; ``loaded``: imported and registered; ``failed``:
-import or registration failed (see ``error``); ``disabled``: blocked by configuration or
-environment; ``clash``: two distributions declare the same pack name."""
-
-SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files", "llm"]
-
 _EVENTS = ("before_invoke", "after_invoke", "on_error", "on_yield")
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True, slots=True)
-class PackInfo:
-    """What the host knows about one pack."""
-
-    name: str
-    """The pack name (entry-point name, alias, MCP server name)."""
-    distribution: str | None = None
-    """The distribution that provides it (None for in-process packs and MCP servers)."""
-    version: str | None = None
-    """The distribution's version."""
-    module: str | None = None
-    """The module the entry point names (or the object's module)."""
-    status: PackStatus = "available"
-    """Where the pack stands; see ``PackStatus``."""
-    error: str | None = None
-    """Why it failed, was disabled or clashes."""
-    source: SourceKind = "entry_point"
-    """How it reached the host."""
-    tools: tuple[str, ...] = ()
-    """Qualified names of its tools, once loaded."""
-    import_seconds: float | None = None
-    """How long importing and registering took, once loaded."""
-    alias_of: str | None = None
-    """For an alias (``[packs.NAME] pack = "other"``), the pack it instantiates again."""
-
-    def describe(self) -> str:
-        """``pack 'files' (toolpacks-files 0.1.0)``, for messages."""
-        if self.distribution:
-            return f"pack {self.name!r} ({self.distribution} {self.version or '?'})"
-        return f"pack {self.name!r} ({self.source.replace('_', '-')})"
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-able form (stable keys, for ``--json`` output)."""
-        return {
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "module": self.module,
-            "status": self.status,
-            "error": self.error,
-            "source": self.source,
-            "alias_of": self.alias_of,
-            "tools": list(self.tools),
-            "import_seconds": self.import_seconds,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PackSource:
-    """Where a pack's code comes from and how it is configured."""
-
-    info: PackInfo
-    """Its identity."""
-    obj: Any = None
-    """The in-process pack object or module (for ``in_process``)."""
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    """Its ``[packs.NAME]`` settings (environment references resolved at load time)."""
-    base: str | None = None
-    """For an alias, the name of the pack whose code it reuses."""
-    extra: Any = None
-    """Kind-specific data (an MCP server's configuration, a list of tools directories)."""
-
-
-@dataclass(slots=True)
-class LoadedPack:
-    """A pack after loading: its tools under qualified names, and its global hooks."""
-
-    info: PackInfo
-    """Its identity and status."""
-    tools: dict[str, Tool] = field(default_factory=dict)
-    """Qualified name to tool, in registration order."""
-    hooks: list[GlobalHook] = field(default_factory=list)
-    """Its invocation hooks."""
-    authorizers: list[Callable[..., Any]] = field(default_factory=list)
-    """Its ``authorize`` implementations."""
-    problems: list[str] = field(default_factory=list)
-    """Non-fatal problems (a broken file tool beside working ones)."""
-    closer: Callable[[], Any] | None = None
-    """Releases resources (stops an MCP server)."""
-    secrets: tuple[str, ...] = field(default=(), repr=False)
-    """Values of its secret-looking settings (environment references resolved), scrubbed
-    from error messages and hook payloads."""
 
 
 def new_plugin_manager() -> pluggy.PluginManager:

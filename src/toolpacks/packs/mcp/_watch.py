@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
 
-    from toolpacks.packs._mcp_spec import ServerSpec
+    from toolpacks.packs.mcp._spec import ServerSpec
 
 __all__ = ["ToolWatch", "Watched"]
 

@@ -43,8 +43,8 @@ from pydantic_core import (
 from typing_extensions import TypedDict
 
 from toolpacks.core._context import ToolContext
-from toolpacks.core._docstrings import parse_docstring
-from toolpacks.core._jsonschema import drop_titles
+from toolpacks.core.define._docstrings import parse_docstring
+from toolpacks.core.define._jsonschema import drop_titles
 from toolpacks.exceptions import ToolDefinitionError
 
 __all__ = ["ExtraArgs", "Signature", "analyze", "output_of", "output_type_of"]

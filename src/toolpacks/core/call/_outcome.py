@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from toolpacks.core._options import CallOptions
-from toolpacks.core._plan import CallPlan
 from toolpacks.core._result import ToolResult, Unsendable, error_result
 from toolpacks.core._secrets import scrub
+from toolpacks.core.call._options import CallOptions
+from toolpacks.core.call._plan import CallPlan
 from toolpacks.exceptions import ToolError
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition
+    from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = [
     "SIMPLE_VALUES",

@@ -27,8 +27,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.mcp._http_guard import Guard, Refusal
-from toolpacks.mcp._http_metrics import CallMetrics, observed
+from toolpacks.mcp.http._guard import Guard, Refusal
+from toolpacks.mcp.http._metrics import CallMetrics, observed
 
 if TYPE_CHECKING:
     import mcp_types

@@ -1,6 +1,6 @@
 """The placeholder of a tool listed from its pack's manifest, and what a manifest keeps of a tool.
 
-See ``toolpacks.packs._manifest`` for manifests themselves.
+See ``toolpacks.packs.entrypoints._manifest`` for manifests themselves.
 """
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._definition import ToolMetadata
 from toolpacks.core._hooks import ToolHooks
 from toolpacks.core._tool import Tool
-from toolpacks.core._traits import ToolHints
+from toolpacks.core.define._definition import ToolMetadata
+from toolpacks.core.define._traits import ToolHints
 from toolpacks.exceptions import PackError
 
 if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._options import CallOptions
     from toolpacks.core._result import ToolResult
-    from toolpacks.packs._loading import LoadedPack
+    from toolpacks.core.call._options import CallOptions
+    from toolpacks.packs._record import LoadedPack
 
 __all__ = ["ManifestTool", "canonical", "resolver", "tool_record"]
 
@@ -150,7 +150,7 @@ class ManifestTool(Tool):
             real = self.resolve()
         except PackError as exc:
             from toolpacks.core._result import error_result
-            from toolpacks.core._run import next_call_id
+            from toolpacks.core.call._run import next_call_id
 
             call_id = context.call_id if context is not None and context.call_id else ""
             return error_result(

@@ -17,12 +17,12 @@ from pydantic import ValidationError
 from toolpacks.core._context import CancelEvent, ToolContext
 from toolpacks.core._jsonargs import ArgumentsParseError, check_arguments, parse_arguments
 from toolpacks.core._kinds import KindError
-from toolpacks.core._options import CallOptions
-from toolpacks.core._plan import CallPlan, plan_of
 from toolpacks.core._result import ArgumentError, ToolResult, error_result
+from toolpacks.core.call._options import CallOptions
+from toolpacks.core.call._plan import CallPlan
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition
+    from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = ["invalid_arguments", "prepare", "public_arguments"]
 
@@ -72,14 +72,18 @@ def invalid_arguments(
 
 def prepare(
     tool: ToolDefinition,
+    plan: CallPlan,
     arguments: Mapping[str, Any] | str | bytes | None,
     context: ToolContext | None,
     options: CallOptions,
     call_id: str,
     started: float,
 ) -> tuple[dict[str, Any], ToolContext | None] | ToolResult:
-    """Parse and validate; return the keyword arguments and context, or an error result."""
-    plan = plan_of(tool)
+    """Parse, check and validate; return the keyword arguments and context, or an error result.
+
+    ``plan`` is the tool's ``CallPlan`` (``plan_of(tool)``), built before the call reaches here.
+    """
+    # parse: JSON text under the caps, duplicate keys refused in the text
     checked = False
     if arguments is None:
         arguments = _EMPTY
@@ -104,6 +108,7 @@ def prepare(
                 started,
             )
         arguments = dict(arguments)
+    # check: the caps on parsed values, then booleans and numbers where the schema wants them
     if not checked:
         try:
             check_arguments(arguments, options.limits)
@@ -130,6 +135,7 @@ def prepare(
             return invalid_arguments(
                 tool, [ArgumentError(exc.where, exc.message)], call_id, started
             )
+    # validate: the tool's own validator, then fixed arguments and the context to inject
     try:
         kwargs = plan.validate(arguments)
     except ValidationError as exc:
@@ -187,7 +193,7 @@ def _without_strict_nulls(
     """
     if None not in arguments.values():
         return None
-    from toolpacks.core._strict_nulls import drop_strict_nulls
+    from toolpacks.core.call._strict_nulls import drop_strict_nulls
 
     cleaned = drop_strict_nulls(arguments, tool.input_schema)
     if cleaned == arguments:

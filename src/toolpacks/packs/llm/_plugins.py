@@ -25,12 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._names import safe_name
 from toolpacks.core._tool import Tool
+from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import ConfigError, PackError
 from toolpacks.hookspecs import hookimpl
-from toolpacks.packs._discovery import normalize
-from toolpacks.packs._loading import PackInfo, PackSource, Registrar, SourceKind
+from toolpacks.packs._record import PackInfo, PackSource, SourceKind
+from toolpacks.packs.entrypoints._discovery import normalize
+from toolpacks.packs.entrypoints._loading import Registrar
 
 if TYPE_CHECKING:
     import llm

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 from toolpacks.core._hooks import EMPTY_HOOKS, HookSet
 from toolpacks.core._jsonargs import DEFAULT_LIMITS, ArgumentLimits
-from toolpacks.core._schema import ExtraArgs
+from toolpacks.core.define._schema import ExtraArgs
 
 __all__ = ["DEFAULT_OPTIONS", "CallOptions"]
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from toolpacks.mcp._http import HttpServed
     from toolpacks.mcp._stdio import ServeOutcome
+    from toolpacks.mcp.http._app import HttpServed
 
 __all__ = ["BACKLOG", "grace_on_signal", "listen", "parse_bind", "serve_here"]
 

@@ -45,8 +45,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolpacks._version import __version__
-from toolpacks.packs._loading import LoadedPack, PackSource
-from toolpacks.packs._manifest_tool import ManifestTool, canonical, resolver, tool_record
+from toolpacks.packs._record import LoadedPack, PackSource
+from toolpacks.packs.entrypoints._manifest_tool import (
+    ManifestTool,
+    canonical,
+    resolver,
+    tool_record,
+)
 
 if TYPE_CHECKING:
     from toolpacks.core._tool import Tool

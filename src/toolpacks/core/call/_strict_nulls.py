@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolpacks.core._jsonschema import allows_null
+from toolpacks.core.define._jsonschema import allows_null
 
 __all__ = ["drop_strict_nulls"]
 

@@ -17,7 +17,7 @@ from types import MethodType
 from typing import Any, Self
 
 from toolpacks.core._hooks import ToolHooks
-from toolpacks.core._schema import (
+from toolpacks.core.define._schema import (
     ExtraArgs,
     Signature,
     analyze,
@@ -26,8 +26,8 @@ from toolpacks.core._schema import (
     output_type_of,
     unwrap_partial,
 )
-from toolpacks.core._text import hidden_characters
-from toolpacks.core._traits import (
+from toolpacks.core.define._text import hidden_characters
+from toolpacks.core.define._traits import (
     Kind,
     MissingDocstringWarning,
     ToolHints,
@@ -111,7 +111,8 @@ class ToolDefinition:
     """Times this (async) tool was caught blocking the event loop (see ``_watchdog``)."""
     deferred: bool = False
     """Whether this is a placeholder listed from its pack's manifest, whose pack is imported
-    on its first call (``toolpacks.packs._manifest.ManifestTool``); a toolset swaps it then."""
+    on its first call (``toolpacks.packs.entrypoints._manifest_tool.ManifestTool``); a toolset
+    swaps it then."""
 
     name: str
     """The tool's short name (a subtool's too; see ``scoped_name``)."""

@@ -106,8 +106,9 @@ def check_name(name: object, label: str) -> str:
     return name
 
 
-# The toolpacks package (not this subpackage): frames inside it are not the user's.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The toolpacks package (this file is toolpacks/core/define/_traits.py): frames inside it are
+# not the user's.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def user_stacklevel() -> int:

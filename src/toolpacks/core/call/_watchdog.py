@@ -20,7 +20,7 @@ from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition
+    from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = ["BLOCK_LIMIT", "INTERVAL", "register_call_code", "running", "start"]
 

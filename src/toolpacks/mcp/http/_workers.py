@@ -27,17 +27,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.exceptions import ConfigError
-from toolpacks.mcp._http import DEFAULT_MAX_BODY_BYTES, build_http_app
-from toolpacks.mcp._http_guard import check_token, is_loopback
-from toolpacks.mcp._http_run import bound_url, grace_on_signal, listen, serve_here
+from toolpacks.mcp.http._app import DEFAULT_MAX_BODY_BYTES, build_http_app
+from toolpacks.mcp.http._guard import check_token, is_loopback
+from toolpacks.mcp.http._run import bound_url, grace_on_signal, listen, serve_here
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
     from toolpacks.host._host import Host
-    from toolpacks.mcp._http import HttpServed
     from toolpacks.mcp._stdio import ServeOutcome
+    from toolpacks.mcp.http._app import HttpServed
 
 __all__ = ["serve_http"]
 

@@ -10,18 +10,18 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import call_hook
-from toolpacks.core._run import TimedOut, before_hooks, error_hooks, next_call_id
+from toolpacks.core.call._run import TimedOut, before_hooks, error_hooks, next_call_id
 from toolpacks.exceptions import WrongRunMethodError
 
 if TYPE_CHECKING:
     import asyncio
 
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._definition import ToolDefinition
-    from toolpacks.core._options import CallOptions
     from toolpacks.core._result import ToolResult
+    from toolpacks.core.call._options import CallOptions
+    from toolpacks.core.define._definition import ToolDefinition
 else:
-    from toolpacks.core._run import asyncio  # imported on first use, not with the module
+    from toolpacks.core.call._run import asyncio  # imported on first use, not with the module
 
 __all__ = ["InvalidArgumentsError", "iterate", "stream", "wrong_run_method"]
 
@@ -145,10 +145,11 @@ async def stream(
     options: CallOptions | None,
 ) -> AsyncIterator[Any]:
     """Yield the items of a generator tool as they are produced; see ``Tool.stream``."""
-    from toolpacks.core._gate import prepare
-    from toolpacks.core._options import DEFAULT_OPTIONS
-    from toolpacks.core._outcome import unbound_result
     from toolpacks.core._result import ToolResult
+    from toolpacks.core.call._gate import prepare
+    from toolpacks.core.call._options import DEFAULT_OPTIONS
+    from toolpacks.core.call._outcome import unbound_result
+    from toolpacks.core.call._plan import plan_of
 
     if not tool.is_generator:
         raise wrong_run_method(tool)
@@ -156,13 +157,14 @@ async def stream(
     started = time.time()
     t0 = time.perf_counter()
     call_id = context.call_id if context is not None and context.call_id else next_call_id()
-    prepared = prepare(tool, arguments, context, options, call_id, started)
+    plan = tool._plan or plan_of(tool)
+    prepared = prepare(tool, plan, arguments, context, options, call_id, started)
     if isinstance(prepared, ToolResult):
         raise InvalidArgumentsError(prepared)
-    if tool._plan.unbound:
+    if plan.unbound:
         raise InvalidArgumentsError(unbound_result(tool, call_id, started))
     kwargs, ctx = prepared
-    await before_hooks(tool, kwargs, ctx, options)
+    await before_hooks(tool, plan, kwargs, ctx, options)
     items: list[Any] = []
     hook_errors: list[BaseException] = []
     meta = tool.metadata

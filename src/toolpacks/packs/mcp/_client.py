@@ -1,7 +1,7 @@
 """Remote MCP servers as packs: ``[mcp_servers.NAME]`` becomes the pack ``NAME``.
 
 ``Host`` calls ``load_mcp_pack`` when a toolset first needs the pack. The server is started
-(``command``, over stdio) or reached (``url``, streamable HTTP) — see ``_mcp_connection`` —
+(``command``, over stdio) or reached (``url``, streamable HTTP) — see ``_connection`` —
 its tools are listed, and each becomes a ``Tool`` whose schema, output schema, title and
 behaviour hints come from the server, so it is namespaced, filtered, validated and called like
 any other. A server that cannot be started or reached is a ``failed`` pack with the reason.
@@ -15,7 +15,7 @@ Later changes keep the pack honest:
   result saying to build the toolset again — a model is never served a definition it was not
   shown.
 - **The server dies** (or its connection breaks): calls are error results saying when it is
-  started again; the next call after that starts it (see ``_mcp_connection`` for the backoff)
+  started again; the next call after that starts it (see ``_connection`` for the backoff)
   and the pack's ``error`` says what happened meanwhile. Its status stays ``loaded``.
 """
 
@@ -33,19 +33,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolpacks.core._context import ToolContext
-from toolpacks.core._names import safe_name
 from toolpacks.core._secrets import REDACTED, is_secret_key, is_secret_value, scrub
 from toolpacks.core._tool import Tool
+from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import PackError, ToolError
-from toolpacks.packs._loading import LoadedPack, PackInfo
-from toolpacks.packs._mcp_approval import AskApproval, CallTag, answer_elicitation
-from toolpacks.packs._mcp_results import content_text, result_value
-from toolpacks.packs._mcp_spec import ServerSpec, code_fingerprint, resolve_headers
+from toolpacks.packs._record import LoadedPack, PackInfo
+from toolpacks.packs.mcp._approval import AskApproval, CallTag, answer_elicitation
+from toolpacks.packs.mcp._results import content_text, result_value
+from toolpacks.packs.mcp._spec import ServerSpec, code_fingerprint, resolve_headers
 
 if TYPE_CHECKING:
     import mcp_types
 
-    from toolpacks.packs._mcp_connection import McpConnection
+    from toolpacks.packs.mcp._connection import McpConnection
 
 __all__ = ["content_text", "load_mcp_pack", "result_value"]
 
@@ -162,7 +162,7 @@ def _server_spec(
     name: str, cfg: McpServerSettings, base_dir: Path, environ: Mapping[str, str]
 ) -> tuple[ServerSpec, list[str]]:
     """The resolved ``ServerSpec``, and non-fatal problems (unset variables, plain HTTP)."""
-    from toolpacks.packs._mcp_spec import server_environment
+    from toolpacks.packs.mcp._spec import server_environment
 
     where = f"mcp_servers.{name}"
     problems: list[str] = []
@@ -207,7 +207,7 @@ class _Mount:
         base_dir: Path,
         ask: AskApproval | None,
     ) -> None:
-        from toolpacks.packs._mcp_connection import McpConnection
+        from toolpacks.packs.mcp._connection import McpConnection
 
         self.info = info
         self.cfg = cfg

@@ -10,10 +10,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._schema import _is_context
+from toolpacks.core.define._schema import _is_context
 
 if TYPE_CHECKING:
-    from toolpacks.core._definition import ToolDefinition
+    from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = ["CallPlan", "before_first_plan", "plan_of"]
 
@@ -64,8 +64,8 @@ class CallPlan:
     def __init__(self, tool: ToolDefinition) -> None:
         if _first_plan_hooks:
             _run_first_plan_hooks()
-        from toolpacks.core import _watchdog
         from toolpacks.core._kinds import compile_kind_checks, flat_kinds
+        from toolpacks.core.call import _watchdog
 
         sig = tool.signature
         schema = tool.input_schema
@@ -126,7 +126,7 @@ class CallPlan:
             else:
                 self.validate = validator.validate_python  # pydantic-core's, no Python layer
         else:
-            from toolpacks.core._schema_validator import schema_validator
+            from toolpacks.core.call._schema_validator import schema_validator
 
             self.validate = schema_validator(schema, tool.extra_args, tool.strict)
 
@@ -135,7 +135,7 @@ def _override_checks(tool: ToolDefinition) -> dict[str, Callable[[Any], Any]]:
     """Validators for call-time values overriding fixed kwargs, from the parameters' types."""
     from pydantic import ConfigDict, TypeAdapter
 
-    from toolpacks.core._schema import type_hints
+    from toolpacks.core.define._schema import type_hints
 
     try:
         hints = type_hints(tool.fn)

@@ -1,14 +1,18 @@
 """Invoking a tool: the general path and the short one, each ending in a ``ToolResult``.
 
 Everything that can be decided once per tool (what to inject, which checks apply) is decided
-by its ``CallPlan``; a call does only what that call needs. The arguments pass the gate
-(``_gate``) first; running is ``_run``'s, generators are ``_generators``'.
+by its ``CallPlan``, built by ``plan_of`` on the tool's first call and handed down from there;
+a call does only what that call needs. The general path (``invoke``) walks straight: parse →
+check → validate (the gate's ``prepare``) → authorize (the gatekeeper) → run (``_run``;
+generators are ``_generators``') → outcome (``_outcome``). The short path (``_fast_invoke``)
+does the same for a plain tool with no hooks, and hands anything that needs a message to the
+general path.
 
 The parts a call needs (the gate, argument checks, results, outcomes, the watchdog, and with
-them ``logging`` and ``json``) are imported when the first plan is made, not when a tool is
-defined: ``_load_engine`` binds them as this module's globals, before any call can reach the
-short path (which needs a plan), and the general path loads them itself. A call pays nothing
-for this; ``from toolpacks import tool`` saves about 10 ms.
+them ``logging`` and ``json``) are imported when the first plan of the process is made, not
+when a tool is defined: ``_load_engine`` binds them as this module's globals, and ``plan_of``
+runs it before it returns any plan, so every path that holds a plan finds them. A call pays
+nothing for this; ``from toolpacks import tool`` saves about 10 ms.
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import EMPTY_HOOKS, call_hook
-from toolpacks.core._plan import CallPlan, before_first_plan, plan_of
-from toolpacks.core._run import (
+from toolpacks.core.call._plan import CallPlan, before_first_plan, plan_of
+from toolpacks.core.call._run import (
     Refused,
     TimedOut,
     before_hooks,
@@ -36,9 +40,6 @@ if TYPE_CHECKING:
     import asyncio
 
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._definition import ToolDefinition
-    from toolpacks.core._gate import prepare, public_arguments
-    from toolpacks.core._generators import iterate
     from toolpacks.core._jsonargs import (
         QUICK_TEXT,
         ArgumentLimits,
@@ -47,8 +48,11 @@ if TYPE_CHECKING:
         quick_parse,
     )
     from toolpacks.core._kinds import KindError
-    from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
-    from toolpacks.core._outcome import (
+    from toolpacks.core._result import ToolResult, error_result
+    from toolpacks.core.call._gate import prepare, public_arguments
+    from toolpacks.core.call._generators import iterate
+    from toolpacks.core.call._options import DEFAULT_OPTIONS, CallOptions
+    from toolpacks.core.call._outcome import (
         SIMPLE_VALUES,
         failure_result,
         invalid_output,
@@ -57,9 +61,9 @@ if TYPE_CHECKING:
         unbound_result,
         unsendable_result,
     )
-    from toolpacks.core._result import ToolResult, error_result
+    from toolpacks.core.define._definition import ToolDefinition
 else:
-    from toolpacks.core._run import asyncio  # imported on first use, not with the module
+    from toolpacks.core.call._run import asyncio  # imported on first use, not with the module
 
 __all__ = ["Gatekeeper", "invoke", "start"]
 
@@ -76,11 +80,12 @@ def _load_engine() -> None:
     with _load_lock:
         if _loaded:
             return
-        from toolpacks.core import _gate, _jsonargs, _outcome, _result
-        from toolpacks.core._generators import iterate
+        from toolpacks.core import _jsonargs, _result
         from toolpacks.core._kinds import KindError
-        from toolpacks.core._options import DEFAULT_OPTIONS, CallOptions
-        from toolpacks.core._watchdog import register_call_code
+        from toolpacks.core.call import _gate, _outcome
+        from toolpacks.core.call._generators import iterate
+        from toolpacks.core.call._options import DEFAULT_OPTIONS, CallOptions
+        from toolpacks.core.call._watchdog import register_call_code
 
         globals().update(
             prepare=_gate.prepare,
@@ -123,20 +128,21 @@ async def invoke(
     ``gatekeeper`` (a toolset's permissions and approval) is asked once the arguments have
     passed the gate, so a policy or a person never decides on arguments that are invalid.
     """
-    if not _loaded:
-        _load_engine()
+    plan = tool._plan or plan_of(tool)  # built once, on the first call (the engine loads then)
     options = options or DEFAULT_OPTIONS
     started = time.time()
     t0 = time.perf_counter()
     call_id = context.call_id if context is not None and context.call_id else next_call_id()
-    prepared = prepare(tool, arguments, context, options, call_id, started)
+    # parse → check → validate
+    prepared = prepare(tool, plan, arguments, context, options, call_id, started)
     if type(prepared) is ToolResult:
         return prepared
     kwargs, ctx = prepared  # type: ignore[misc]
-    if tool._plan.unbound:
+    if plan.unbound:
         return unbound_result(tool, call_id, started)
+    # authorize: permissions and approval, on validated arguments with secrets masked
     if gatekeeper is not None:
-        refusal = await gatekeeper(public_arguments(tool._plan, kwargs), ctx)
+        refusal = await gatekeeper(public_arguments(plan, kwargs), ctx)
         if refusal is not None:
             return refusal
     if tool._loop_blocks >= tool.max_abandoned_threads and tool.kind in (
@@ -151,9 +157,10 @@ async def invoke(
             call_id=call_id,
             started_at=started,
         )
+    # run: hooks around the function, under its lock and timeout
     hooked = bool(tool.hooks) or bool(options.hooks)
     if hooked:
-        await before_hooks(tool, kwargs, ctx, options)
+        await before_hooks(tool, plan, kwargs, ctx, options)
     meta = tool.metadata
     meta.start = started
     hook_errors: list[BaseException] | None = None
@@ -204,8 +211,9 @@ async def invoke(
             raise  # an on_yield hook failed: hook exceptions are not swallowed
         if hooked:
             await error_hooks(tool, exc, ctx, options)
-        secrets = secret_arguments(tool._plan, kwargs) if tool._plan.secret_params else ()
+        secrets = secret_arguments(plan, kwargs) if plan.secret_params else ()
         return failure_result(tool, exc, options, call_id, started, t0, secrets)
+    # outcome: a timeout that could not interrupt, an invalid output, a value JSON cannot hold
     if tool.timeout is not None and time.perf_counter() - t0 > tool.timeout:
         # An async tool that blocked the loop past its timeout could not be interrupted.
         return timeout_result(tool, call_id, started, t0)
