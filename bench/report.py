@@ -421,6 +421,13 @@ def profile_section(profile: dict[str, Any]) -> str:
             "\n\nThe short path's steps, each timed alone without an event loop (µs per call, "
             "median):\n\n" + md_table(["step", "µs"], rows)
         )
+    calls = profile.get("calls_per_call") or {}
+    if calls:
+        text += (
+            "\n\nPython-level function calls per call, counted by cProfile (the same on any "
+            "machine; a change that only moves code must leave them the same or lower):\n\n"
+            + md_table(["case", "calls"], [[name, f"{n:.0f}"] for name, n in calls.items()])
+        )
     return text
 
 
