@@ -51,11 +51,41 @@ __all__ = [
     "ServeOutcome",
     "run_loop",
     "serve_session",
+    "signals_routed",
 ]
 
 logger = logging.getLogger("toolpacks.mcp")
 T = TypeVar("T")
 P = ParamSpec("P")
+
+
+@contextlib.contextmanager
+def signals_routed(stop: Callable[[signal.Signals], object]) -> Iterator[None]:
+    """Route SIGTERM and SIGINT to ``stop(signal)`` in the running loop while in the block.
+
+    Only in the main thread (elsewhere signals cannot be handled and the block runs as is);
+    the previous handlers are put back afterwards. Both servers use it: stdio and HTTP.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    installed: list[tuple[signal.Signals, Any]] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        try:
+            loop.add_signal_handler(sig, stop, sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover
+            continue
+        installed.append((sig, previous))
+    try:
+        yield
+    finally:
+        for sig, previous in installed:
+            loop.remove_signal_handler(sig)
+            with contextlib.suppress(TypeError, ValueError):
+                signal.signal(sig, previous)
+
 
 GRACE_ON_EOF = 2.0
 """Seconds calls in flight get to finish once stdin has closed."""
@@ -245,26 +275,9 @@ class _Session:
         elif self._grace_scope is not None:
             self._grace_scope.cancel()
 
-    @contextlib.contextmanager
-    def signals_handled(self) -> Iterator[None]:
+    def signals_handled(self) -> contextlib.AbstractContextManager[None]:
         """Route SIGTERM and SIGINT to ``stop`` while serving (main thread only)."""
-        loop = asyncio.get_running_loop()
-        installed: list[tuple[signal.Signals, Any]] = []
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                previous = signal.getsignal(sig)
-                try:
-                    loop.add_signal_handler(sig, self.stop, sig.name)
-                except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover
-                    continue
-                installed.append((sig, previous))
-        try:
-            yield
-        finally:
-            for sig, previous in installed:
-                loop.remove_signal_handler(sig)
-                with contextlib.suppress(TypeError, ValueError):
-                    signal.signal(sig, previous)
+        return signals_routed(lambda sig: self.stop(sig.name))
 
     # -- requests in flight
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import call_hook
+from toolpacks.core.call._plan import plan_of
 from toolpacks.core.call._run import TimedOut, before_hooks, error_hooks, next_call_id
 from toolpacks.exceptions import WrongRunMethodError
 
@@ -149,7 +150,6 @@ async def stream(
     from toolpacks.core.call._gate import prepare
     from toolpacks.core.call._options import DEFAULT_OPTIONS
     from toolpacks.core.call._outcome import unbound_result
-    from toolpacks.core.call._plan import plan_of
 
     if not tool.is_generator:
         raise wrong_run_method(tool)

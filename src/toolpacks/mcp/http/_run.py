@@ -20,7 +20,6 @@ import logging
 import os
 import signal
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -121,22 +120,10 @@ def _server_class() -> type[Any]:
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             """Route SIGTERM and SIGINT to ``stop`` while serving (main thread only)."""
-            if threading.current_thread() is not threading.main_thread():
+            from toolpacks.mcp._stdio import signals_routed
+
+            with signals_routed(self.stop):
                 yield
-                return
-            loop = asyncio.get_running_loop()
-            installed: list[tuple[signal.Signals, Any]] = []
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                previous = signal.getsignal(sig)
-                loop.add_signal_handler(sig, self.stop, sig)
-                installed.append((sig, previous))
-            try:
-                yield
-            finally:
-                for sig, previous in installed:
-                    loop.remove_signal_handler(sig)
-                    with contextlib.suppress(TypeError, ValueError):
-                        signal.signal(sig, previous)
 
         def stop(self, sig: signal.Signals | None = None, reason: str = "") -> None:
             """Stop accepting and drain (first call); the same signal again: stop at once."""

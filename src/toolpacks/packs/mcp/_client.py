@@ -40,7 +40,12 @@ from toolpacks.exceptions import PackError, ToolError
 from toolpacks.packs._record import LoadedPack, PackInfo
 from toolpacks.packs.mcp._approval import AskApproval, CallTag, answer_elicitation
 from toolpacks.packs.mcp._results import content_text, result_value
-from toolpacks.packs.mcp._spec import ServerSpec, code_fingerprint, resolve_headers
+from toolpacks.packs.mcp._spec import (
+    ServerSpec,
+    TransportSettings,
+    code_fingerprint,
+    resolve_headers,
+)
 
 if TYPE_CHECKING:
     import mcp_types
@@ -52,20 +57,11 @@ __all__ = ["content_text", "load_mcp_pack", "result_value"]
 logger = logging.getLogger("toolpacks.mcp")
 
 
-class McpServerSettings(Protocol):
-    """What mounting a server needs of its ``[mcp_servers.NAME]`` table (the host's model)."""
+class McpServerSettings(TransportSettings, Protocol):
+    """What mounting a server needs of its ``[mcp_servers.NAME]`` table (the host's model).
 
-    @property
-    def command(self) -> str | None:
-        """The program to start (never run through a shell); or None for a ``url`` server."""
-
-    @property
-    def url(self) -> str | None:
-        """The streamable HTTP endpoint; or None for a ``command`` server."""
-
-    @property
-    def headers(self) -> Mapping[str, str | Mapping[str, str]]:
-        """HTTP headers for ``url``; a value may be ``{ env = "VAR" }``."""
+    ``command``, ``url`` and ``headers`` are the transport's (``TransportSettings``).
+    """
 
     @property
     def args(self) -> Sequence[str]:
