@@ -6,6 +6,9 @@ import asyncio
 import contextvars
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -264,6 +267,52 @@ def test_interrupting_the_waiting_thread_cancels_the_call() -> None:
         killer.join()
         signal.signal(signal.SIGINT, previous)
     assert cancelled.wait(30)
+
+
+_CTRL_C_ELSEWHERE = textwrap.dedent(
+    """
+    import asyncio, os, signal, threading
+    from toolpacks import tool
+
+    started = threading.Event()
+
+    @tool
+    async def forever() -> str:
+        \"\"\"Wait until cancelled.\"\"\"
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    def interrupt():
+        started.wait(30)
+        os.kill(os.getpid(), signal.SIGINT)  # delivered to this thread: it does not block it
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    threading.Thread(target=interrupt, daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forever.invoke_sync()
+    except KeyboardInterrupt:
+        print("interrupted")
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs POSIX signals")
+def test_ctrl_c_delivered_to_another_thread_still_interrupts_the_wait() -> None:
+    """The waiting thread is not the one the kernel interrupts: the Ctrl-C is not lost.
+
+    The main thread blocks SIGINT, so the kernel delivers it to another thread; only a wait
+    that wakes up by itself lets the main thread run the handler (an untimed one hangs).
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_ELSEWHERE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.strip() == "interrupted", done.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -37,7 +37,7 @@ class _Call:
     """One synchronous call in flight: the task running it and its outcome.
 
     ``done`` is a lock held until the call is over (cheaper to make than an ``Event``); the
-    waiting thread blocks acquiring it, and a signal (Ctrl-C) interrupts that wait.
+    waiting thread blocks acquiring it (see ``_wait``).
     """
 
     __slots__ = ("done", "error", "task", "value")
@@ -48,6 +48,23 @@ class _Call:
         self.task: asyncio.Task[Any] | None = None
         self.value: Any = None
         self.error: BaseException | None = None
+
+
+_POLL_SECONDS = 0.1
+"""How often a waiting thread wakes up to run pending signal handlers."""
+
+
+def _wait(lock: threading.Lock) -> None:
+    """Acquire ``lock``, waking up now and then so that Ctrl-C is never lost.
+
+    An untimed wait is interrupted only by a signal delivered to this very thread. The
+    kernel may deliver Ctrl-C to another thread (one that does not block it, when this one
+    does or already has a signal pending), and Windows never interrupts a lock wait: the
+    handler's ``KeyboardInterrupt`` would then wait for the call to end. Between timed
+    waits, Python runs pending handlers on the main thread.
+    """
+    while not lock.acquire(timeout=_POLL_SECONDS):
+        pass
 
 
 async def _capture(coro: Coroutine[Any, Any, Any], call: _Call) -> None:
@@ -133,7 +150,7 @@ class _LoopThread:
 
         try:
             loop.call_soon_threadsafe(start)
-            call.done.acquire()
+            _wait(call.done)
         except BaseException:
             # The waiting thread was interrupted (Ctrl-C), maybe before the call started:
             # stop the call (after ``start`` if it was queued), then let the interruption go.
@@ -161,6 +178,7 @@ def _run_in_new_thread(coro: Coroutine[Any, Any, T]) -> T:
 
     thread = threading.Thread(target=target, name="toolpacks:sync-call", daemon=True)
     thread.start()
+    _wait(call.done)
     thread.join()
     if call.error is not None:
         error, call.error = call.error, None
