@@ -10,28 +10,53 @@ of every file of code it points to; a change to any of them withdraws the trust.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from toolpacks.packs._statefiles import config_dir, private_dir, read_json, update_json
 
 __all__ = ["fingerprint", "is_trusted", "trust", "trust_store_path", "untrust"]
 
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""How much of one covered file is hashed; past it, its size and time stand for the rest."""
+
+_CHUNK = 1 << 16
+
 
 def trust_store_path() -> Path:
-    """Where trusted configurations are recorded (``$TOOLPACKS_TRUST_FILE`` overrides)."""
+    """Where trusted configurations are recorded (``$TOOLPACKS_TRUST_FILE`` overrides).
+
+    By default ``trusted.json`` in the per-user configuration directory
+    (``$XDG_CONFIG_HOME/toolpacks`` on Linux).
+    """
     override = os.environ.get("TOOLPACKS_TRUST_FILE")
     if override:
         return Path(override)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "toolpacks" / "trusted.json"
+    return config_dir() / "trusted.json"
+
+
+def _store_dir(store: Path) -> None:
+    """Ready the store's directory: the default one is made the user's only.
+
+    Whoever can write the store can grant trust, so the default directory is created
+    ``0700`` and refused when it is a link or someone else's. A directory named by
+    ``$TOOLPACKS_TRUST_FILE`` is the user's choice: only its missing levels are created.
+    """
+    if os.environ.get("TOOLPACKS_TRUST_FILE") and os.path.isdir(store.parent):
+        return
+    private_dir(store.parent)
 
 
 def fingerprint(config_digest: str, files: Iterable[Path], base: Path) -> str:
     """One SHA-256 over the configuration's digest and each file's path and content.
 
     A file that cannot be read counts as missing, so its appearing later changes the
-    fingerprint too.
+    fingerprint too. Only regular files are read, and at most ``MAX_FILE_BYTES`` of each
+    (see ``_file_digest``), so a covered path naming a pipe or a device, or a huge file,
+    cannot block or exhaust the trust check.
     """
     total = hashlib.sha256(b"toolpacks-trust-v2\0" + config_digest.encode())
     for path in sorted(files):
@@ -39,28 +64,60 @@ def fingerprint(config_digest: str, files: Iterable[Path], base: Path) -> str:
             name = str(path.relative_to(base))
         except ValueError:
             name = str(path)
-        try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            digest = "missing"
-        total.update(f"\0{name}\0{digest}".encode("utf-8", "surrogateescape"))
+        total.update(f"\0{name}\0{_file_digest(path)}".encode("utf-8", "surrogateescape"))
     return total.hexdigest()
 
 
-def _read() -> dict[str, str]:
+def _file_digest(path: Path) -> str:
+    """The SHA-256 of a regular file's bytes; a marker for anything else.
+
+    Not a regular file (pipe, device, directory, socket): ``special:<kind>``, never opened
+    (the open is non-blocking and re-checked, should the file be swapped in between). Longer
+    than ``MAX_FILE_BYTES``: the hash of that much plus the size and modification time, so a
+    change past the bound still withdraws trust.
+    """
     try:
-        data = json.loads(trust_store_path().read_text(encoding="utf-8"))
+        info = os.stat(path)
     except (OSError, ValueError):
+        return "missing"
+    if not stat.S_ISREG(info.st_mode):
+        return f"special:{stat.S_IFMT(info.st_mode):o}"
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return "missing"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"special:{stat.S_IFMT(info.st_mode):o}"
+        return _hash_bounded(fd, info)
+    except OSError:
+        return "missing"
+    finally:
+        os.close(fd)
+
+
+def _hash_bounded(fd: int, info: os.stat_result) -> str:
+    digest = hashlib.sha256()
+    remaining = MAX_FILE_BYTES
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, _CHUNK))
+        if not chunk:
+            return digest.hexdigest()
+        digest.update(chunk)
+        remaining -= len(chunk)
+    if info.st_size <= MAX_FILE_BYTES and not os.read(fd, 1):
+        return digest.hexdigest()
+    return f"large:{info.st_size}:{info.st_mtime_ns}:{digest.hexdigest()}"
+
+
+def _read() -> dict[str, Any]:
+    """The store's entries; an unreadable store trusts nothing (it is never overwritten)."""
+    try:
+        return read_json(trust_store_path())
+    except (OSError, UnicodeDecodeError):
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def _write(entries: dict[str, str]) -> None:
-    store = trust_store_path()
-    store.parent.mkdir(parents=True, exist_ok=True)
-    tmp = store.with_suffix(".tmp")
-    tmp.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, store)
 
 
 def is_trusted(path: Path, print_: str) -> bool:
@@ -69,16 +126,26 @@ def is_trusted(path: Path, print_: str) -> bool:
 
 
 def trust(path: Path, print_: str) -> None:
-    """Trust ``path`` with this fingerprint."""
-    entries = _read()
-    entries[str(path.resolve())] = print_
-    _write(entries)
+    """Trust ``path`` with this fingerprint.
+
+    The store is updated under its lock and replaced atomically, so concurrent ``toolpacks
+    trust`` commands each keep their entry.
+
+    Raises:
+        StateFileError: The store cannot be read as JSON, or its directory is unsafe.
+    """
+    store = trust_store_path()
+    _store_dir(store)
+    key = str(path.resolve())
+    update_json(store, lambda entries: {**entries, key: print_})
 
 
 def untrust(path: Path) -> bool:
     """Withdraw trust from ``path``; returns whether it was trusted."""
-    entries = _read()
-    removed = entries.pop(str(path.resolve()), None) is not None
-    if removed:
-        _write(entries)
-    return removed
+    store = trust_store_path()
+    if not store.exists():
+        return False
+    key = str(path.resolve())
+    removed: list[bool] = []
+    update_json(store, lambda entries: removed.append(entries.pop(key, None) is not None))
+    return bool(removed and removed[0])
