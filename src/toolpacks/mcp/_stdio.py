@@ -34,6 +34,7 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from toolpacks.core.call._threads import busy as pack_threads_busy
 from toolpacks.mcp._wire import (
     MAX_MESSAGE_BYTES,
     Answer,
@@ -453,7 +454,8 @@ def run_loop(main: Callable[[], Coroutine[Any, Any, ServeOutcome]]) -> ServeOutc
 
     ``asyncio.run`` waits for every call in the default executor to return; a sync tool stuck
     forever would keep it waiting forever. Here such calls are left running and counted in
-    the outcome's ``stuck_threads``.
+    the outcome's ``stuck_threads``, with the sync tool calls still running in their packs'
+    pools (``core.call._threads``).
     """
     loop = asyncio.new_event_loop()
     executor = _CountingExecutor()
@@ -467,8 +469,9 @@ def run_loop(main: Callable[[], Coroutine[Any, Any, ServeOutcome]]) -> ServeOutc
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
             loop.close()
-    if executor.busy:
-        outcome = dataclasses.replace(outcome, stuck_threads=executor.busy)
+    stuck = executor.busy + pack_threads_busy()  # sync tools run in their packs' pools
+    if stuck:
+        outcome = dataclasses.replace(outcome, stuck_threads=stuck)
     return outcome
 
 

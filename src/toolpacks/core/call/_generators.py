@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from toolpacks.core._hooks import call_hook
 from toolpacks.core.call._plan import plan_of
 from toolpacks.core.call._run import TimedOut, before_hooks, error_hooks, next_call_id
+from toolpacks.core.call._threads import capture, pool_of, unwrap
 from toolpacks.exceptions import WrongRunMethodError
 
 if TYPE_CHECKING:
@@ -125,9 +126,10 @@ async def _items(tool: ToolDefinition, kwargs: dict[str, Any]) -> AsyncGenerator
             if finish():  # abandoned while running: close it now that it has stopped
                 gen.close()
 
+    pool = pool_of(tool.pack)  # the pack's own threads; a raise comes back as a value
     try:
         while True:
-            item = await loop.run_in_executor(None, step)
+            item = unwrap(await loop.run_in_executor(pool, capture, step))
             if item is done:
                 return
             yield item
@@ -169,16 +171,24 @@ async def stream(
     hook_errors: list[BaseException] = []
     meta = tool.metadata
     meta.start = started
+    closed = False  # by the consumer, at a ``yield`` (a tool can raise GeneratorExit too)
     try:
         try:
             async with contextlib.aclosing(
                 iterate(tool, kwargs, ctx, options, items, hook_errors)
             ) as iterator:
                 async for item in iterator:
-                    yield item
+                    try:
+                        yield item
+                    except GeneratorExit:
+                        closed = True
+                        raise
         finally:
             meta.end = time.time()
-    except GeneratorExit:
+    except GeneratorExit as exc:
+        if not closed:  # the tool raised it: like any other BaseException below
+            await error_hooks(tool, exc, ctx, options)
+            raise _raised_base(tool, exc) from exc
         # The consumer stopped early (and closed the stream): after hooks see the partial list.
         await _after_stream(tool, items, call_id, ctx, options, started, t0)
         raise
@@ -198,10 +208,13 @@ async def stream(
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt... must not end the consumer
         await error_hooks(tool, exc, ctx, options)
-        raise RuntimeError(
-            f"Tool '{tool.name}' raised {type(exc).__qualname__} while streaming."
-        ) from exc
+        raise _raised_base(tool, exc) from exc
     await _after_stream(tool, items, call_id, ctx, options, started, t0)
+
+
+def _raised_base(tool: ToolDefinition, exc: BaseException) -> RuntimeError:
+    """What the consumer of a stream gets for a ``BaseException`` the tool raised."""
+    return RuntimeError(f"Tool '{tool.name}' raised {type(exc).__qualname__} while streaming.")
 
 
 def wrong_run_method(tool: ToolDefinition) -> WrongRunMethodError:

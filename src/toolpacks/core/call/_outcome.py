@@ -51,9 +51,9 @@ def failure_result(
 ) -> ToolResult:
     exc_type = type(exc).__qualname__
     if isinstance(exc, ToolError):
-        message = f"Tool '{tool.name}' failed: {exc}"
+        message = f"Tool '{tool.name}' failed: {_text(exc)}"
     elif options.expose_errors:
-        message = f"Tool '{tool.name}' failed: {exc_type}: {exc}"
+        message = f"Tool '{tool.name}' failed: {exc_type}: {_text(exc)}"
     else:
         message = f"Tool '{tool.name}' failed with {exc_type}."
     hidden = tuple(s for s in (*options.redact, *secrets) if s)
@@ -71,6 +71,14 @@ def failure_result(
         started_at=started,
         duration=time.perf_counter() - t0,
     )
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or a note when the exception's own ``__str__`` fails."""
+    try:
+        return str(exc)
+    except BaseException:  # the tool's code again: its failure must still become a result
+        return f"<the text of {type(exc).__qualname__} could not be made>"
 
 
 def secret_arguments(plan: CallPlan, kwargs: dict[str, Any]) -> tuple[str, ...]:

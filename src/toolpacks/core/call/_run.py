@@ -1,5 +1,9 @@
 """Running a tool's function: worker threads, lock, timeout, and the hooks around a run.
 
+A sync tool runs in a thread of its pack's pool (``_threads``), or in a thread of its own
+when it has a timeout; either way what it raises comes back as a value and is raised again
+here, so every exception kind reaches the caller as an ordinary exception.
+
 ``asyncio`` (with ``ssl``, ``socket`` and ``subprocess``, about 20 ms) is imported when a tool
 first runs, not when one is defined: ``asyncio`` here is a stand-in that imports the module on
 first use, and ``get_running_loop`` binds the real function in its own place on its first call.
@@ -16,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import call_hook
+from toolpacks.core.call._threads import capture, pool_of, unwrap
 
 if TYPE_CHECKING:
     import asyncio
@@ -97,31 +102,23 @@ async def _run_sync_thread(
     state = {"abandoned": False, "finished": False}
     cv = contextvars.copy_context()
 
-    def settle(ok: bool, payload: Any) -> None:
-        if future.done():
-            return
-        if ok:
-            future.set_result(payload)
-        else:
-            future.set_exception(payload)
+    def settle(outcome: Any) -> None:
+        if not future.done():
+            future.set_result(outcome)  # an exception travels as ``Raised``: see ``_threads``
 
     def target() -> None:
-        try:
-            value = cv.run(tool.fn, **kwargs)
-            ok, payload = True, value
-        except BaseException as exc:
-            ok, payload = False, exc
+        outcome = capture(cv.run, tool.fn, **kwargs)
         with tool._abandoned_lock:
             state["finished"] = True
             if state["abandoned"]:
                 tool._abandoned -= 1
                 return
         with contextlib.suppress(RuntimeError):  # the loop may have closed
-            loop.call_soon_threadsafe(settle, ok, payload)
+            loop.call_soon_threadsafe(settle, outcome)
 
     threading.Thread(target=target, name=f"toolpacks:{tool.name}", daemon=True).start()
     try:
-        return await future
+        outcome = await future
     except BaseException:
         with tool._abandoned_lock:
             if not state["finished"]:
@@ -130,6 +127,7 @@ async def _run_sync_thread(
         if ctx is not None:
             ctx.cancel()
         raise
+    return unwrap(outcome)
 
 
 async def call_fn(tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext | None) -> Any:
@@ -139,9 +137,10 @@ async def call_fn(tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext
     if kind == "function":
         if tool.timeout is not None:
             return await _run_sync_thread(tool, kwargs, ctx)
-        loop = get_running_loop()
+        # In a thread of the tool's pack, whatever it raises handed back as a value.
         cv = contextvars.copy_context()
-        return await loop.run_in_executor(None, functools.partial(cv.run, tool.fn, **kwargs))
+        run = functools.partial(capture, cv.run, tool.fn, **kwargs)
+        return unwrap(await get_running_loop().run_in_executor(pool_of(tool.pack), run))
     raise AssertionError(kind)  # generators are handled by the callers
 
 
