@@ -179,3 +179,52 @@ def test_private_dir_refuses_a_file(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("", encoding="utf-8")
     with pytest.raises(StateFileError, match="not a directory"):
         private_dir(tmp_path / "f")
+
+
+def _discover_in(site: Path) -> object:
+    from toolpacks.packs.entrypoints._discovery import discover
+
+    return discover([str(site)])
+
+
+@posix_only
+def test_the_discovery_cache_is_the_users_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery creates its cache directory 0700 and writes its file 0600."""
+    cache = tmp_path / "fresh-cache"
+    monkeypatch.setenv("TOOLPACKS_CACHE_DIR", str(cache))
+    site = tmp_path / "site"
+    site.mkdir()
+    os.utime(site, ns=(1, 1))  # old enough to be cached
+    _discover_in(site)
+    files = list(cache.iterdir())
+    assert [f.name.startswith("discovery-") for f in files] == [True]
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_discovery_neither_reads_nor_writes_a_linked_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache directory that is a link (someone else's place) is ignored: no planted pack."""
+    from toolpacks.packs.entrypoints import _discovery
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "linked-cache"
+    link.symlink_to(elsewhere, target_is_directory=True)
+    monkeypatch.setenv("TOOLPACKS_CACHE_DIR", str(link))
+    site = tmp_path / "site"
+    site.mkdir()
+    os.utime(site, ns=(1, 1))
+    location = os.path.abspath(site)
+    planted = _discovery._empty(site.stat().st_mtime_ns)
+    planted["packs"].append(["evil-dist", "1.0", [["evil", "evil_module"]]])
+    payload = json.dumps({location: planted}, separators=(",", ":")).encode()
+    target = Path(_discovery.cache_file([location]))
+    (elsewhere / target.name).write_bytes(_discovery._frame(payload))
+    found = _discover_in(site)
+    assert [e.name for e in found.entries] == []  # type: ignore[attr-defined]
+    assert [p.name for p in elsewhere.iterdir()] == [target.name]

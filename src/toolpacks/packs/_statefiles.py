@@ -21,10 +21,12 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: discovery imports this on `toolpacks list`
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from typing import Any
 
 __all__ = [
     "StateFileError",
@@ -126,6 +128,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
     writers never share one), is flushed to disk, given ``mode`` and renamed over ``path``.
     The directory must exist. ``str`` data is written as UTF-8.
     """
+    import tempfile
+
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

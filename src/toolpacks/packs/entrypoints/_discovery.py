@@ -28,6 +28,9 @@ import time
 import zlib
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
+
+from toolpacks.packs._statefiles import atomic_write, cache_dir, private_dir
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms of `toolpacks list`
 if TYPE_CHECKING:
@@ -243,13 +246,11 @@ def cache_file(locations: Sequence[str], environ: Mapping[str, str] | None = Non
     """The cache file of a path list, in the user's cache directory.
 
     That is ``discovery-<crc32 of locations>.json`` in ``$TOOLPACKS_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/toolpacks``, else ``~/.cache/toolpacks`` (``environ``: ``os.environ``).
+    ``$XDG_CACHE_HOME/toolpacks``, else ``~/.cache/toolpacks`` on Linux, the platform's cache
+    folder elsewhere (``environ``: ``os.environ``; see ``packs._statefiles.cache_dir``).
     """
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    base = env.get("TOOLPACKS_CACHE_DIR") or os.path.join(xdg, "toolpacks")
     digest = zlib.crc32("\0".join(locations).encode("utf-8", "surrogateescape"))
-    return os.path.join(base, f"discovery-{digest:08x}.json")
+    return os.path.join(cache_dir(environ), f"discovery-{digest:08x}.json")
 
 
 def _frame(payload: bytes) -> bytes:
@@ -258,8 +259,13 @@ def _frame(payload: bytes) -> bytes:
 
 
 def _load(path: str) -> dict[str, Any]:
-    """The cached scans, or ``{}`` if the file is missing, of another format, or damaged."""
+    """The cached scans, or ``{}`` if the file is missing, of another format, or damaged.
+
+    The cache names modules to import, so it is read only from a directory that is the
+    user's own (``private_dir``: not a link, not someone else's).
+    """
     try:
+        private_dir(Path(path).parent)
         data = _read(path)
         start = data.find(b',"scans":') + 9
         if start < 9 or _frame(data[start:-1]) != data:
@@ -271,21 +277,22 @@ def _load(path: str) -> dict[str, Any]:
 
 
 def _save(path: str, scans: dict[str, Any]) -> None:
-    """Write the scans atomically (temporary file, then ``os.replace``); failures are ignored."""
+    """Write the scans atomically, owner-only, in the user's own directory; failures are ignored.
+
+    Concurrent writers each replace the whole file (``atomic_write``), so no lock is needed:
+    whichever lands last is a complete scan.
+    """
     payload = json.dumps(scans, separators=(",", ":")).encode("utf-8", "surrogateescape")
-    tmp = f"{path}.{os.urandom(4).hex()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, _frame(payload))
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError:  # a cache that cannot be written is only a slower next run
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        private_dir(Path(path).parent)
+        atomic_write(Path(path), _frame(payload), mode=0o600)
+    except OSError:  # a cache that cannot be written (or is not ours) is only a slower next run
+        return
     _prune(os.path.dirname(path))
+
+
+_PRUNED = ("discovery-", ".discovery-")
+"""Cache files, and temporary files a killed writer left behind (``atomic_write``)."""
 
 
 def _prune(directory: str) -> None:
@@ -293,7 +300,7 @@ def _prune(directory: str) -> None:
     cutoff = time.time() - _PRUNE_AFTER_S
     with contextlib.suppress(OSError), os.scandir(directory) as it:
         for entry in it:
-            if entry.name.startswith("discovery-") and entry.stat().st_mtime < cutoff:
+            if entry.name.startswith(_PRUNED) and entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
 
 
