@@ -20,7 +20,8 @@ __all__ = ["KindError", "compile_kind_checks", "flat_kinds"]
 Check = Callable[[Any], None]
 
 MAX_NUMERIC_TEXT = 100
-"""The longest text accepted where a number is expected."""
+"""The longest text accepted where a number is expected, a leading sign not counted: like
+``ArgumentLimits.max_int_digits``, an integer of 100 digits is accepted, one of 101 is not."""
 
 
 class KindError(ValueError):
@@ -43,10 +44,12 @@ def _number(value: Any) -> None:
         raise KindError(f"expected a number, got boolean {value!r}")
     if type(value) is str:
         if len(value) > MAX_NUMERIC_TEXT:
-            raise KindError(
-                f"a number sent as text of {len(value)} characters is too long "
-                f"(limit {MAX_NUMERIC_TEXT})"
-            )
+            length = len(value) - (value[0] in "+-")
+            if length > MAX_NUMERIC_TEXT:
+                raise KindError(
+                    f"a number sent as text of {length} characters (sign aside) is too long "
+                    f"(limit {MAX_NUMERIC_TEXT})"
+                )
         try:
             parsed = float(value)
         except ValueError:

@@ -168,7 +168,7 @@ def tool(
     title: str | None = ...,
     extra_args: ExtraArgs = ...,
     strict: bool = ...,
-    context: str | None = ...,
+    context: str | bool | None = ...,
     **fixed_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -184,7 +184,8 @@ def tool(
             ``require_approval``, ``allowed_agents``, ``input_schema``, ``read_only``,
             ``destructive``, ``idempotent``, ``open_world``, ``title``, ``extra_args``
             (``"reject"`` or ``"ignore"``), ``strict``, ``context`` (the name of the context
-            parameter, when it is not annotated ``ToolContext``), ``validate_output``; any
+            parameter, when it is not annotated ``ToolContext``; ``True`` for the annotated
+            one or ``tool_context``), ``validate_output``; any
             other keyword is a fixed argument merged into every invocation (a callable one is
             called at each invocation).
 

@@ -169,7 +169,7 @@ class ToolDefinition:
         instructions: str | None = None,
         extra_args: ExtraArgs = "reject",
         strict: bool = False,
-        context: str | None = None,
+        context: str | bool | None = None,
         validate_output: bool = True,
         max_abandoned_threads: int = 4,
         fixed_kwargs: Mapping[str, Any] | None = None,

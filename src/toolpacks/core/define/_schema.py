@@ -186,13 +186,48 @@ def _jsonable_default(value: Any) -> tuple[bool, Any]:
         return False, None
 
 
+_DEFAULT_CONTEXT_NAME = "tool_context"
+"""The parameter ``context=True`` injects into when none is annotated ``ToolContext``."""
+
+
+def _context_name(
+    label: str,
+    context: str | bool | None,
+    parameters: list[inspect.Parameter],
+    hints: dict[str, Any],
+) -> str | None:
+    """The name ``context=`` gives the context parameter (None: found by its annotation).
+
+    ``True`` asks for a context without naming the parameter: the one annotated
+    ``ToolContext``, else the one named ``tool_context``. ``False`` is the default.
+    """
+    if context is None or context is False:
+        return None
+    if context is True:
+        if any(_is_context(hints.get(p.name)) for p in parameters):
+            return None
+        if any(p.name == _DEFAULT_CONTEXT_NAME for p in parameters):
+            return _DEFAULT_CONTEXT_NAME
+        raise ToolDefinitionError(
+            f"tool function {label!r}: context=True but the function has no parameter to "
+            f"receive the ToolContext; add a parameter `{_DEFAULT_CONTEXT_NAME}: ToolContext` "
+            "(or annotate an existing one with ToolContext)"
+        )
+    if not isinstance(context, str):
+        raise ToolDefinitionError(
+            f"tool function {label!r}: context={context!r}; pass the name of the parameter "
+            "that receives the ToolContext, or True"
+        )
+    return context
+
+
 def analyze(
     fn: Callable[..., Any],
     *,
     exclude: frozenset[str] = frozenset(),
     extra_args: ExtraArgs = "reject",
     strict: bool = False,
-    context: str | None = None,
+    context: str | bool | None = None,
     is_generator: bool = False,
 ) -> Signature:
     """Analyze ``fn`` into a :class:`Signature`, failing fast on anything unusable.
@@ -203,7 +238,7 @@ def analyze(
         extra_args: What the validator does with undeclared arguments.
         strict: Validate in pydantic strict mode (no coercion).
         context: The name of the parameter that receives the ``ToolContext``, when it is not
-            found by its annotation.
+            found by its annotation; ``True`` for the annotated one or ``tool_context``.
         is_generator: Whether ``fn`` is a (sync or async) generator function; generators may
             omit their return annotation.
 
@@ -223,8 +258,10 @@ def analyze(
     str_descriptions: dict[str, str] = {}
     context_param: str | None = None
     var_keyword = False
+    extras: Any = None
     skips_first = False
     parameters = list(sig.parameters.values())
+    context = _context_name(label, context, parameters, hints)
     if context is not None:
         if not context:
             raise ToolDefinitionError(
@@ -281,6 +318,7 @@ def analyze(
             )
         if param.kind is param.VAR_KEYWORD:
             var_keyword = True
+            extras = _extras_type(annotation)
             continue
         _, meta = _split_annotated(annotation)
         for item in meta:
@@ -305,7 +343,7 @@ def analyze(
         "allow" if var_keyword else ("forbid" if extra_args == "reject" else "ignore")
     )
     config = ConfigDict(extra=extra, strict=strict, arbitrary_types_allowed=False)
-    core, validator = _arguments(label, fields, config)
+    core, validator = _arguments(label, fields, config, extras)
     schema = _json_schema(label, core, fields)
     descriptions: dict[str, str] = {}
     for name, prop in schema.get("properties", {}).items():
@@ -321,7 +359,7 @@ def analyze(
                 (inner,) = [s for s in any_of if s != {"type": "null"}]
                 del prop["anyOf"]
                 prop.update({k: v for k, v in inner.items() if k not in prop})
-    if var_keyword:
+    if var_keyword and extras is None:
         schema["additionalProperties"] = True
     elif extra_args == "ignore":
         schema.pop("additionalProperties", None)
@@ -340,13 +378,31 @@ def analyze(
     )
 
 
+def _extras_type(annotation: Any) -> Any:
+    """The type every ``**kwargs`` value must have; None when any value will do.
+
+    ``**counts: int`` validates each undeclared argument as an ``int``, as a declared
+    parameter would be. ``Any``, ``object`` and ``Unpack[...]`` (named keys, not one type)
+    leave the values as they are.
+    """
+    base, _ = _split_annotated(annotation)
+    if base is Any or base is object or get_origin(base) is typing.Unpack:
+        return None
+    return annotation
+
+
 def _title(label: str) -> str:
     name = "".join(part.capitalize() for part in label.replace(".", "_").split("_")) or "Args"
     return f"{name if name.isidentifier() else 'Args'}Arguments"
 
 
-def _core_schema(title: str, fields: dict[str, Any], config: ConfigDict) -> CoreSchema:
-    """The typed dict of the parameters, made field by field (see the module's docstring)."""
+def _core_schema(
+    title: str, fields: dict[str, Any], config: ConfigDict, extras: Any = None
+) -> CoreSchema:
+    """The typed dict of the parameters, made field by field (see the module's docstring).
+
+    ``extras`` is the type of the values of undeclared arguments (typed ``**kwargs``).
+    """
     try:
         from pydantic._internal._config import ConfigWrapper
         from pydantic._internal._decorators import DecoratorInfos
@@ -360,7 +416,11 @@ def _core_schema(title: str, fields: dict[str, Any], config: ConfigDict) -> Core
         make: Any = TypedDict  # the functional form, with fields known only at run time
         typed_dict = make(title, fields, total=False)
         typed_dict.__pydantic_config__ = config
-        return TypeAdapter(typed_dict).core_schema
+        made = TypeAdapter(typed_dict).core_schema
+        if extras is not None:
+            inner: Any = made["schema"] if made["type"] == "definitions" else made
+            inner["extras_schema"] = TypeAdapter(extras).core_schema
+        return made
     decorators = DecoratorInfos()
     members = {
         name: make_field(
@@ -372,18 +432,21 @@ def _core_schema(title: str, fields: dict[str, Any], config: ConfigDict) -> Core
         for name, annotation in fields.items()
     }
     schema = core_schema.typed_dict_schema(
-        members, extra_behavior=config["extra"], config=wrapper.core_config(title=title)
+        members,
+        extra_behavior=config["extra"],
+        extras_schema=generate.generate_schema(extras) if extras is not None else None,
+        config=wrapper.core_config(title=title),
     )
     return generate.clean_schema(schema)
 
 
 def _arguments(
-    label: str, fields: dict[str, Any], config: ConfigDict
+    label: str, fields: dict[str, Any], config: ConfigDict, extras: Any = None
 ) -> tuple[CoreSchema, SchemaValidator]:
     """The core schema of the arguments and its validator (pydantic plugins included)."""
     title = _title(label)
     try:
-        core = _core_schema(title, fields, config)
+        core = _core_schema(title, fields, config, extras)
         try:
             from pydantic.plugin._schema_validator import create_schema_validator
 
