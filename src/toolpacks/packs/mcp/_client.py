@@ -28,7 +28,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -215,6 +215,8 @@ class _Mount:
         self.problems: list[str] = []
         """Problems of the configuration (unset variables, plain HTTP), kept across lists."""
         self.pack: LoadedPack | None = None
+        self.gate = ApprovalGate()
+        """Which of the server's tools require approval (``require_approval``), now."""
         self.code = code_fingerprint(spec, base_dir) if spec.url is None else None
         self.connection = McpConnection(
             spec,
@@ -232,28 +234,30 @@ class _Mount:
         self, remote: list[mcp_types.Tool], problems: list[str], seconds: float
     ) -> LoadedPack:
         """The loaded pack for the first tool list."""
-        tools, naming = build_tools(self.connection, remote, self.info.name, self.cfg)
+        tools, naming = self._build(remote)
         self.problems = problems
         self.pack = LoadedPack(
             replace(self.info, status="loaded", tools=tuple(tools), import_seconds=seconds),
             tools,
-            problems=[*problems, *naming, *self._approval_problems(remote)],
+            problems=[*problems, *naming],
             closer=self.connection.close,
             secrets=tuple(self.secrets),
         )
         return self.pack
 
-    def _approval_problems(self, remote: list[mcp_types.Tool]) -> list[str]:
-        wanted = self.cfg.require_approval
-        if isinstance(wanted, bool):
-            return []
-        offered = {t.name for t in remote}
-        return [
-            f"mcp_servers.{self.info.name}.require_approval names {name!r}, which the server "
-            f"does not offer (it offers: {', '.join(sorted(offered)) or 'none'})"
-            for name in wanted
-            if name not in offered
-        ]
+    def _build(self, remote: list[mcp_types.Tool]) -> tuple[dict[str, Tool], list[str]]:
+        """The pack's tools for ``remote``, its approval plan updated first; and problems."""
+        named = exposed_names(remote)
+        gate, gating = approval_plan(self.cfg.require_approval, named, self.info.name)
+        if gate.every and not self.gate.every and gating:
+            logger.warning("%s", gating[-1])
+        self.gate = gate
+        tools, naming = build_tools(self.connection, remote, self.info.name, self.cfg, self)
+        return tools, [*naming, *gating]
+
+    def requires_approval(self, remote_name: str) -> bool:
+        """Whether the server's tool ``remote_name`` requires approval now."""
+        return self.gate.every or remote_name in self.gate.names
 
     def on_lost(self, reason: str) -> None:
         """The server is gone: say so in the pack's ``error`` (its tools stay listed)."""
@@ -271,8 +275,8 @@ class _Mount:
         pack = self.pack
         if pack is None:
             return
-        tools, naming = build_tools(self.connection, remote, self.info.name, self.cfg)
-        pack.problems = [*self.problems, *naming, *self._approval_problems(remote)]
+        tools, naming = self._build(remote)
+        pack.problems = [*self.problems, *naming]
         pack.tools = tools
         pack.info = replace(pack.info, status="loaded", tools=tuple(tools), error=None)
 
@@ -294,20 +298,98 @@ class _Mount:
         return await answer_elicitation(self.ask, params, tag)
 
 
+class Gatekeeper(Protocol):
+    """Tells whether a server's tool requires approval now (the mount's current plan)."""
+
+    def requires_approval(self, remote_name: str) -> bool:
+        """Whether the tool the server calls ``remote_name`` requires approval."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalGate:
+    """Which tools of a server require approval: all of them, or those the server names so."""
+
+    every: bool = False
+    """Every tool (``require_approval = true``, or a listed name matched no tool)."""
+    names: frozenset[str] = frozenset()
+    """The server's names of the tools that do (when not ``every``)."""
+
+
+def exposed_names(remote_tools: list[mcp_types.Tool]) -> list[tuple[str, str]]:
+    """``(server's name, exposed name)`` of each remote tool, in the server's order.
+
+    The exposed name is a valid toolpacks name; one whose sanitized form collides with an
+    earlier tool's gets a digest of the server's name appended.
+    """
+    taken: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for remote in remote_tools:
+        name = _tool_name(remote.name)
+        if name in taken:
+            digest = hashlib.sha256(remote.name.encode()).hexdigest()[:8]
+            name = f"{name[:55]}_{digest}"
+        taken.add(name)
+        out.append((remote.name, name))
+    return out
+
+
+def approval_plan(
+    wanted: bool | Sequence[str], named: list[tuple[str, str]], pack: str
+) -> tuple[ApprovalGate, list[str]]:
+    """Which tools ``require_approval`` selects, given the server's tools; and problems.
+
+    A listed name selects the tools it names as exposed (``files_read``), qualified
+    (``pack.files_read``) or as the server names them (``files.read``); one naming two tools
+    that way selects both. A listed name that selects nothing (a typo, or a tool the server
+    renamed or removed) makes every tool of the server require approval: the list is what
+    a person reviewed, and a tool that left it under a new name must not run unasked.
+    """
+    if isinstance(wanted, bool):
+        return ApprovalGate(every=wanted), []
+    where = f"mcp_servers.{pack}.require_approval"
+    selected: set[str] = set()
+    problems: list[str] = []
+    missing: list[str] = []
+    for listed in dict.fromkeys(wanted):
+        found = [raw for raw, exposed in named if listed in (raw, exposed, f"{pack}.{exposed}")]
+        if not found:
+            missing.append(listed)
+        elif len(found) > 1:
+            problems.append(
+                f"{where} names {listed!r}, which matches several tools of the server "
+                f"({', '.join(sorted(found))}); each of them requires approval"
+            )
+        selected.update(found)
+    if not missing:
+        return ApprovalGate(names=frozenset(selected)), problems
+    offered = ", ".join(
+        exposed if raw == exposed else f"{exposed} (the server's {raw!r})" for raw, exposed in named
+    )
+    for listed in missing:
+        problems.append(
+            f"{where} names {listed!r}, which the server does not offer (it offers: "
+            f"{offered or 'none'}); so that a renamed or removed tool cannot shed its "
+            "approval, every tool of the server requires approval until the list names only "
+            "tools it offers"
+        )
+    return ApprovalGate(every=True), problems
+
+
 def build_tools(
     connection: McpConnection,
     remote_tools: list[mcp_types.Tool],
     pack: str,
     cfg: McpServerSettings,
+    gate: Gatekeeper,
 ) -> tuple[dict[str, Tool], list[str]]:
-    """One ``Tool`` per remote tool, keyed by qualified name; and naming problems."""
+    """One ``Tool`` per remote tool, keyed by qualified name; and naming problems.
+
+    Each requires approval as ``gate`` says now; a call asks ``gate`` again before it is sent.
+    """
     tools: dict[str, Tool] = {}
     problems: list[str] = []
-    for remote in remote_tools:
-        name = _tool_name(remote.name)
-        if f"{pack}.{name}" in tools:
-            digest = hashlib.sha256(remote.name.encode()).hexdigest()[:8]
-            name = f"{name[:55]}_{digest}"
+    for remote, (_, name) in zip(remote_tools, exposed_names(remote_tools), strict=True):
+        if name != _tool_name(remote.name):
             problems.append(
                 f"tool {remote.name!r} is exposed as {name!r}: its sanitized name collides with "
                 "another tool of the server"
@@ -315,7 +397,7 @@ def build_tools(
         elif name != remote.name:
             logger.debug("pack %r: remote tool %r is named %r", pack, remote.name, name)
         try:
-            t = _remote_tool(connection, remote, name, pack, cfg)
+            t = _remote_tool(connection, remote, name, pack, cfg, gate)
         except Exception as exc:  # a definition toolpacks cannot accept: skip that tool only
             problems.append(f"tool {remote.name!r} was skipped: {exc}")
             logger.warning("pack %r: remote tool %r skipped: %s", pack, remote.name, exc)
@@ -344,9 +426,17 @@ class _RemoteCall:
     __signature__ = _UNTYPED
 
     def __init__(
-        self, connection: McpConnection, remote: mcp_types.Tool, name: str, pack: str
+        self,
+        connection: McpConnection,
+        remote: mcp_types.Tool,
+        name: str,
+        pack: str,
+        gate: Gatekeeper,
     ) -> None:
         self.connection = connection
+        self.gate = gate
+        self.require_approval = gate.requires_approval(remote.name)
+        """Whether the toolset asks before calling it (as the plan said at build time)."""
         self.remote_name = remote.name
         self.definition = _definition(remote)
         self.tool_name = name
@@ -369,6 +459,13 @@ class _RemoteCall:
                 "toolset was built, so it is not called with the old one. Build the toolset "
                 "again to see the new definition (a toolpacks.lock withholds it until "
                 "`toolpacks lock` runs again)."
+            )
+        if self.gate.requires_approval(name) and not self.require_approval:
+            raise ToolError(
+                f"The tool '{name}' of the MCP server '{server}' now requires approval (its "
+                f"tools changed, and mcp_servers.{server}.require_approval names a tool it no "
+                "longer offers), and this toolset was built without asking for it. Build the "
+                "toolset again."
             )
 
     async def __call__(self, **arguments: Any) -> Any:
@@ -413,12 +510,13 @@ def _remote_tool(
     name: str,
     pack: str,
     cfg: McpServerSettings,
+    gate: Gatekeeper,
 ) -> Tool:
     hints = remote.annotations
     title = remote.title or (hints.title if hints is not None else None)
-    wanted = cfg.require_approval
+    call = _RemoteCall(connection, remote, name, pack, gate)
     t = Tool(
-        _RemoteCall(connection, remote, name, pack),
+        call,
         name=name,
         description=remote.description or title or remote.name,
         input_schema=remote.input_schema,
@@ -429,7 +527,7 @@ def _remote_tool(
         idempotent=hints.idempotent_hint if hints is not None else None,
         open_world=hints.open_world_hint if hints is not None else None,
         timeout=cfg.timeout,
-        require_approval=wanted if isinstance(wanted, bool) else remote.name in wanted,
+        require_approval=call.require_approval,
         # The MCP client already checks structured content against the output schema.
         validate_output=False,
     )
