@@ -9,6 +9,7 @@ import stat
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -228,3 +229,37 @@ def test_discovery_neither_reads_nor_writes_a_linked_cache_directory(
     found = _discover_in(site)
     assert [e.name for e in found.entries] == []  # type: ignore[attr-defined]
     assert [p.name for p in elsewhere.iterdir()] == [target.name]
+
+
+def test_sixteen_concurrent_lock_writers_all_succeed(tmp_path: Path, pack_of: Any) -> None:
+    """16 threads writing one lock file over and over: none crashes, the file is whole."""
+    from toolpacks import Host, tool
+    from toolpacks.host._lockfile import write_lock
+
+    @tool
+    def hello() -> str:
+        """Say hello."""
+        return "hello"
+
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(hello), "greeter")
+    target = tmp_path / "toolpacks.lock"
+    errors: list[BaseException] = []
+    start = threading.Barrier(16)
+
+    def write() -> None:
+        start.wait(timeout=30)
+        try:
+            for _ in range(10):
+                write_lock(host, target)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert list(json.loads(target.read_text(encoding="utf-8"))["packs"]) == ["greeter"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "work") == ["toolpacks.lock"]

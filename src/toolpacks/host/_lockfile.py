@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.packs._statefiles import atomic_write
 from toolpacks.packs.entrypoints._pinning import (
     canonical_definition,
     definition_hash,
@@ -25,7 +26,19 @@ __all__ = ["check_pins", "write_lock"]
 
 
 def write_lock(host: Host, output: str | os.PathLike[str] | None = None) -> Path:
-    """Pin every tool of every loadable pack; returns the lock file's path."""
+    """Pin every tool of every loadable pack; returns the lock file's path.
+
+    Pins are what later toolsets are checked against, so they are built only from a
+    configuration that may run code (see ``Host.check_trusted``). The file is replaced whole
+    (``atomic_write``), so concurrent ``toolpacks lock`` runs never crash or leave half a
+    file. Each writes everything it pinned, reading nothing back, so no lock file (which
+    would sit in the project beside it) is needed: the last one to finish wins whole.
+
+    Raises:
+        UntrustedConfigError: The configuration was found implicitly, is not trusted, and
+            sets keys that need trust (such as ``[packs.NAME]`` settings).
+    """
+    host.check_trusted()
     path = Path(output) if output else lock_path(host.config.base_dir)
     packs: dict[str, Any] = {}
     for info in host.packs:
@@ -42,9 +55,7 @@ def write_lock(host: Host, output: str | os.PathLike[str] | None = None) -> Path
             },
         }
     text = json.dumps({"version": 1, "packs": packs}, indent=2, sort_keys=True, default=str)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, text + "\n", mode=0o644)
     return path
 
 
