@@ -24,6 +24,7 @@ __all__ = [
     "MIN_ENCODED_LEN",
     "MIN_ENV_LEN",
     "REDACTED",
+    "holds_secret",
     "is_secret_key",
     "is_secret_value",
     "redact",
@@ -184,6 +185,12 @@ def scrub(text: str, secrets: Iterable[str], mask: str = MASK) -> str:
         return text
     pattern = _pattern(key)
     return pattern.sub(lambda _: mask, text)
+
+
+def holds_secret(text: str, secrets: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of ``secrets`` in any form ``scrub`` would replace."""
+    key = tuple(dict.fromkeys(s for s in secrets if s))
+    return bool(key and text) and _pattern(key).search(text) is not None
 
 
 def redact_text(

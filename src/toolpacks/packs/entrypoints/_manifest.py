@@ -22,8 +22,19 @@ A manifest is checked at every read and ignored when anything does not match:
   edits and damage; it is not a signature (whoever can write the cache can write the packs).
 
 Each pack has a variant per pack name, settings and configuration directory (an alias, or other
-settings, may register other tools); values taken from the environment are not part of the key
-(no secret reaches the cache), so a definition that depends on them is caught at the first call.
+settings, may register other tools). Values taken from the environment that are secrets (see
+``secret_values``: any under a secret-looking key, and every one of ``MIN_ENV_LEN`` characters
+or more) are not part of the key; shorter ones (``region = "eu"``) are. No secret reaches the
+cache: a variant whose definition holds a secret setting's value, in any form ``scrub`` finds,
+is not written (an earlier entry under its key is dropped), so such a pack is imported at every
+start and no other environment is shown what one environment's secret built. A definition that
+depends on a secret without quoting it is caught at the first call.
+
+The directory is the user's only (``private_dir``: ``0700``, the user's own, not a symbolic
+link) and each manifest ``0600``, written whole (``atomic_write``) under its lock file. When
+the directory is refused, manifests are off for the host (packs are imported), which is
+logged once per directory.
+
 A pack that implements hooks besides ``register_tools`` is always imported: its hooks apply to
 every tool of a toolset. A distribution may also ship a manifest: a ``toolpacks-manifest.json``
 among its files, listed in its RECORD with a matching hash, naming its distribution and
@@ -37,6 +48,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -45,7 +57,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolpacks._version import __version__
+from toolpacks.core._secrets import holds_secret, secret_values
 from toolpacks.packs._record import LoadedPack, PackSource
+from toolpacks.packs._statefiles import atomic_write, cache_dir, locked, private_dir
 from toolpacks.packs.entrypoints._manifest_tool import (
     ManifestTool,
     canonical,
@@ -74,17 +88,24 @@ SHIPPED_NAME = "toolpacks-manifest.json"
 _PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _SOURCES = ("entry_point", "alias")
 """Pack sources that come from an installed distribution, and so may have a manifest."""
+_LOCK_SECONDS = 10.0
+"""How long a write waits for another process's; after that the manifest is not written."""
+
+logger = logging.getLogger("toolpacks")
+_refused: set[str] = set()
+"""Directories already reported as refused (each is reported once per process)."""
 
 
 def manifest_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$TOOLPACKS_CACHE_DIR/manifests``, else ``$XDG_CACHE_HOME/toolpacks/manifests``.
+    """``manifests`` in the cache directory (``$TOOLPACKS_CACHE_DIR``, else the platform's).
+
+    On Linux that is ``$XDG_CACHE_HOME/toolpacks/manifests``, else
+    ``~/.cache/toolpacks/manifests`` (see ``cache_dir``).
 
     Args:
         environ: The environment to read (default ``os.environ``).
     """
-    environ = os.environ if environ is None else environ
-    xdg = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(environ.get("TOOLPACKS_CACHE_DIR") or os.path.join(xdg, "toolpacks")) / "manifests"
+    return cache_dir(environ) / "manifests"
 
 
 # -- the installed distribution ----------------------------------------------------------------
@@ -211,6 +232,28 @@ class Manifests:
         self.directory = manifest_dir(environ)
         """Where manifests are written."""
         self._listed: dict[tuple[Any, ...], LoadedPack] = {}
+        self._private: bool | None = None
+
+    def _usable(self) -> bool:
+        """Whether the directory is the user's only (checked, and created, once).
+
+        A refused directory (a link, another user's) turns manifests off for this host: what
+        is there could be read by others or planted by them. That is logged once.
+        """
+        if self._private is None:
+            try:
+                private_dir(self.directory.parent)
+                private_dir(self.directory)
+            except OSError as exc:  # StateFileError (a link, a stranger's), or cannot be made
+                self._private = False
+                if str(self.directory) not in _refused:
+                    _refused.add(str(self.directory))
+                    logger.warning(
+                        "pack manifests are off (packs are imported at every start): %s", exc
+                    )
+            else:
+                self._private = True
+        return self._private
 
     # -- identity ----------------------------------------------------------------------------
 
@@ -218,17 +261,28 @@ class Manifests:
         info = source.info
         if not self.enabled or info.source not in _SOURCES or not info.distribution:
             return None
+        if not self._usable():
+            return None
         path = sys.path if self._path is None else self._path
         locations = [os.path.abspath(p) for p in path if isinstance(p, str)]
         return installed(info.distribution, info.version or "", info.module or "", locations)
 
+    def _secrets(self, source: PackSource) -> list[str]:
+        """The secret values of the pack's settings, those from the environment included."""
+        return secret_values(dict(source.settings), environ=self._environ)
+
     def _variant(self, source: PackSource) -> str:
+        """The key of the pack's entry: its name, code, settings and configuration directory.
+
+        Values read from the environment that are not secrets are part of it; secret ones
+        are not (the cache holds no secret, not even hashed).
+        """
         settings = dict(source.settings)
         key = {
             "pack": source.info.name,
             "module": source.info.module,
             "base": source.base,
-            "settings": settings,
+            "settings": _keyed(settings, self._environ, set(self._secrets(source))),
             "config_dir": self._config_dir if settings else None,
         }
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=repr).encode()).hexdigest()
@@ -325,7 +379,9 @@ class Manifests:
 
         Nothing is written for a pack that did not load, is not from an installed
         distribution, or registers something a manifest cannot hold (a schema that is not
-        JSON); a manifest that already says the same is left as it is.
+        JSON); a manifest that already says the same is left as it is. A definition that
+        holds a secret value of the pack's settings is not written, and an entry of the same
+        key is removed: the pack is imported at every start instead.
         """
         if loaded.info.status != "loaded":
             return None
@@ -341,8 +397,25 @@ class Manifests:
             text = canonical(variant)
         except (TypeError, ValueError):
             return None
+        secret = holds_secret(text, [*self._secrets(source), *loaded.secrets])
         key = self._variant(source)
-        body = self.read(found) or {
+        try:
+            with locked(self.file(found), _LOCK_SECONDS):
+                return self._update(found, key, None if secret else text)
+        except OSError:  # a manifest that cannot be written only means an import next time
+            return None
+
+    def _update(self, found: Installed, key: str, text: str | None) -> Path | None:
+        """Set (``text``) or drop (None) the entry ``key`` of ``found``'s manifest."""
+        current = self.read(found)
+        if text is None:
+            if current is None or key not in current["packs"]:
+                return None
+            del current["packs"][key]
+            self._listed.clear()
+            self._write(found, current)
+            return None
+        body = current or {
             "format": FORMAT,
             "distribution": found.distribution,
             "version": found.version,
@@ -358,16 +431,15 @@ class Manifests:
         return self._write(found, body)
 
     def _write(self, found: Installed, body: dict[str, Any]) -> Path | None:
+        """Replace ``found``'s manifest with ``body`` (owner-only); None if it cannot be."""
+        if not self._usable():
+            return None
         path = self.file(found)
         text = canonical(body).encode()
         data = _HEAD + _checksum(found.record, text) + _BODY + text + b"}"
-        tmp = path.with_name(f"{path.name}.{os.urandom(4).hex()}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            atomic_write(path, data, mode=0o600)
         except OSError:  # a manifest that cannot be written only means an import next time
-            tmp.unlink(missing_ok=True)
             return None
         return path
 
@@ -379,6 +451,20 @@ _BODY = b'","body":'
 def _checksum(record: str, body: bytes) -> bytes:
     """HMAC-SHA256 (hex) of a manifest's body, keyed with the RECORD hash it belongs to."""
     return hmac.new(record.encode(), body, hashlib.sha256).hexdigest().encode()
+
+
+def _keyed(value: Any, environ: Mapping[str, str], secrets: set[str]) -> Any:
+    """``value`` with each ``{ env = ... }`` holding what it reads, unless that is a secret."""
+    if isinstance(value, Mapping):
+        if set(value) <= {"env", "default"} and isinstance(value.get("env"), str):
+            found = environ.get(value["env"])
+            if found is None or found in secrets:
+                return dict(value)
+            return {**value, "value": found}
+        return {k: _keyed(v, environ, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_keyed(v, environ, secrets) for v in value]
+    return value
 
 
 def _missing_env(value: Any, environ: Mapping[str, str]) -> bool:
@@ -412,8 +498,6 @@ def _listed_pack(
             tools[record["qualified"]] = tool
     except (KeyError, TypeError, ValueError):  # a manifest of the right format but wrong shape
         return None
-    from toolpacks.core._secrets import secret_values
-
     info = replace(source.info, status="loaded", tools=tuple(tools))
     pack = LoadedPack(info, tools)
     pack.secrets = tuple(secret_values(dict(source.settings), environ=environ))
