@@ -14,7 +14,8 @@ logger = logging.getLogger("toolpacks")
 
 Answer = bool | Literal["once", "always", "deny"]
 """An approval handler's answer: ``True``/``"once"`` runs this call, ``"always"`` runs it and
-every later call of the same tool in this toolset, ``False``/``"deny"`` refuses it."""
+every later call of the same tool (the same exposed name) in this toolset, ``False``/``"deny"``
+refuses it."""
 
 ApprovalHandler = Callable[["ApprovalRequest"], Answer | Awaitable[Answer]]
 """A sync or async callable deciding an :class:`ApprovalRequest`."""
@@ -40,16 +41,25 @@ class ApprovalRequest:
 
 @dataclass(slots=True)
 class Approver:
-    """Asks the handler and remembers "always" answers (per toolset)."""
+    """Asks the handler and remembers "always" answers (per toolset), each for one tool."""
 
     handler: ApprovalHandler | None
     """The application's handler; None denies every request."""
     always: set[str] = field(default_factory=set)
-    """Qualified names approved for good."""
+    """The tools approved for good: exposed names in a toolset (qualified names otherwise)."""
 
-    async def ask(self, request: ApprovalRequest) -> bool:
-        """Whether the call may run; a handler that raises denies it (and is logged)."""
-        if request.qualified_name in self.always:
+    async def ask(self, request: ApprovalRequest, tool: str | None = None) -> bool:
+        """Whether the call may run; a handler that raises denies it (and is logged).
+
+        Args:
+            request: The call waiting for approval.
+            tool: The tool an "always" answer covers: a toolset passes the exposed name, so
+                one tool exposed under two names is approved per name, and a tool is the
+                same whether called by exposed or qualified name. Defaults to the request's
+                qualified name.
+        """
+        key = request.qualified_name if tool is None else tool
+        if key in self.always:
             return True
         if self.handler is None:
             return False
@@ -65,6 +75,6 @@ class Approver:
             )
             return False
         if answer == "always":
-            self.always.add(request.qualified_name)
+            self.always.add(key)
             return True
         return answer is True or answer == "once"

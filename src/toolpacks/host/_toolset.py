@@ -337,7 +337,7 @@ class Toolset:
                 if decision == "ask"
                 else "the tool requires approval",
             )
-            if not await self.approver.ask(request):
+            if not await self.approver.ask(request, entry.exposed):
                 return error_result(
                     "denied",
                     f"Tool '{name}' requires approval and the call was not approved. "

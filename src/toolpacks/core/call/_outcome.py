@@ -82,15 +82,17 @@ def _text(exc: BaseException) -> str:
 
 
 def secret_arguments(plan: CallPlan, kwargs: dict[str, Any]) -> tuple[str, ...]:
-    """The values of this call's secret arguments (``SecretStr``), to scrub from messages."""
+    """The values of this call's secret arguments, to scrub from messages.
+
+    ``SecretStr`` values, and plain text a schema marks secret (``writeOnly``).
+    """
     out: list[str] = []
     for name in plan.secret_params:
         value = kwargs.get(name)
         reveal = getattr(value, "get_secret_value", None)
-        if reveal is not None:
-            secret = reveal()
-            if isinstance(secret, str | bytes) and secret:
-                out.append(secret if isinstance(secret, str) else secret.decode(errors="replace"))
+        secret = reveal() if reveal is not None else value
+        if isinstance(secret, str | bytes) and secret:
+            out.append(secret if isinstance(secret, str) else secret.decode(errors="replace"))
     return tuple(out)
 
 

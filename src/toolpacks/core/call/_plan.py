@@ -165,14 +165,25 @@ def _annotated_context(fn: Callable[..., Any]) -> str | None:
 
 
 def _secret_params(tool: ToolDefinition) -> frozenset[str]:
+    """The parameters a schema marks secret, inferred or written by hand (the model's).
+
+    ``SecretStr`` gives ``format: password``; a plain ``str`` is marked by ``writeOnly``.
+    """
     sig = tool.signature
-    if sig is None:
-        return frozenset()
+    schemas = [tool.input_schema] if sig is None else [sig.input_schema, tool.input_schema]
     return frozenset(
         name
-        for name, prop in sig.input_schema.get("properties", {}).items()
+        for schema in schemas
+        for name, prop in _properties(schema)
         if prop.get("format") == "password" or prop.get("writeOnly") is True
     )
+
+
+def _properties(schema: Any) -> list[tuple[str, dict[str, Any]]]:
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    return [(k, v) for k, v in properties.items() if isinstance(v, dict)]
 
 
 def plan_of(tool: ToolDefinition) -> CallPlan:
