@@ -114,15 +114,18 @@ def forget_modules(root: Path) -> None:
             sys.modules.pop(name, None)
 
 
-def load_handler(handler: Path) -> tuple[Callable[..., Any], bool]:
+def load_handler(handler: Path, source: bytes | None = None) -> tuple[Callable[..., Any], bool]:
     """Import ``handler`` afresh and return its ``handle`` and whether it is async.
+
+    ``source``, when given, is the file's content already read (and checked) by the caller;
+    it is what runs, whatever the file holds by now.
 
     Raises:
         HandlerError: The file is missing, unreadable or broken, raises while imported, or
             has no usable ``handle``.
     """
     try:
-        source = handler.read_bytes()
+        source = handler.read_bytes() if source is None else source
     except FileNotFoundError:
         raise HandlerError(
             "missing: a tool directory needs a handler.py defining "

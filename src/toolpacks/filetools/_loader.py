@@ -4,6 +4,10 @@
 reported (the file and what is wrong) and skipped, and the other tools still load. Only a
 ``handler.py`` inside its tool's own directory is ever imported; a tool directory, TOOL.md or
 handler.py that is a symbolic link leading elsewhere is refused.
+
+``TOOL.md`` and ``handler.py`` are each read once, and what was read is what is used: when a
+trust check reviewed the directory, those bytes must be the reviewed ones
+(``_reviewed.read_reviewed``), so a file swapped after the check is refused, not run.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from toolpacks.filetools._handler import (
     forget_modules,
     load_handler,
 )
+from toolpacks.filetools._reviewed import UnreviewedCodeError, read_reviewed
 from toolpacks.filetools._scaffold import scaffold_tool
 
 __all__ = ["HANDLER", "TOOL_MD", "load_tools_dir", "scaffold_tool"]
@@ -126,7 +131,14 @@ def _load_tool(entry: Path, root: Path, problems: list[str]) -> Tool | None:
             problems.append(f"{tool_md}: name {name!r} is not a valid tool name ({_NAME_RULE})")
         return None
     try:
-        handle, is_async = load_handler(handler)
+        source: bytes | None = read_reviewed(handler)
+    except UnreviewedCodeError as exc:
+        problems.append(str(exc))
+        return None
+    except OSError:
+        source = None  # load_handler tries again and says what is wrong
+    try:
+        handle, is_async = load_handler(handler, source)
     except HandlerError as exc:
         problems.append(f"{handler}: {exc}")
         return None
@@ -149,12 +161,18 @@ def _has_misnamed_tool_md(entry: Path) -> bool:
 
 def _read_front_matter(tool_md: Path, problems: list[str]) -> FrontMatter | None:
     try:
-        text = tool_md.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        problems.append(f"{tool_md}: is not UTF-8 text")
+        data = read_reviewed(tool_md)
+    except UnreviewedCodeError as exc:
+        problems.append(str(exc))
         return None
     except OSError as exc:
         problems.append(f"{tool_md}: cannot be read ({exc.strerror or exc})")
+        return None
+    try:
+        # Universal newlines, as reading in text mode would give.
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        problems.append(f"{tool_md}: is not UTF-8 text")
         return None
     try:
         return parse_tool_md(text)

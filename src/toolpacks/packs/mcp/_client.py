@@ -188,6 +188,7 @@ def _server_spec(
         env=env,
         cwd=(base_dir / cfg.cwd) if cfg.cwd else None,
         timeout=cfg.timeout,
+        base_dir=base_dir,
     )
     return spec, problems
 

@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
+from toolpacks.filetools._reviewed import Budget, regular_files, verify_files
 from toolpacks.packs._trust import fingerprint
 
 __all__ = [
     "ServerSpec",
     "code_fingerprint",
+    "launch",
     "resolve_headers",
+    "server_code_files",
     "server_environment",
     "shown_url",
+    "spec_code_files",
     "transport_problem",
+    "unreviewed_code",
 ]
 
 _STDIO_ONLY = ("args", "env", "cwd")
@@ -119,13 +125,20 @@ class ServerSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     """The complete environment of the child (see ``server_environment``)."""
     cwd: Path | None = None
-    """Its working directory (None: inherit)."""
+    """Its working directory (None: ``base_dir``, see ``launch``)."""
     timeout: float = 30.0
     """Seconds allowed for starting (or connecting), the handshake and listing tools."""
     url: str | None = None
     """The streamable HTTP endpoint (instead of ``command``)."""
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     """HTTP headers sent with every request (values resolved; never shown)."""
+    base_dir: Path | None = None
+    """The configuration's directory (resolved): relative paths in ``command``, ``args`` and
+    ``cwd`` mean files there, and a server without ``cwd`` starts there (None: inherit)."""
+
+    def __post_init__(self) -> None:
+        if self.base_dir is not None:
+            object.__setattr__(self, "base_dir", self.base_dir.resolve())
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -208,23 +221,231 @@ def resolve_headers(
     return out
 
 
-def code_fingerprint(spec: ServerSpec, base_dir: Path) -> str:
-    """A fingerprint of the files ``command`` and ``args`` name inside ``base_dir``.
+_PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?t?(?:\.exe)?$", re.IGNORECASE)
+"""The names of Python interpreters, whose ``-m``/``-c`` runs put the cwd on ``sys.path``."""
+_MODULE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+_MAX_CODE_ENTRIES = 10_000
+"""Directory entries one server's code walk may visit (see ``server_code_files``)."""
 
-    These are the server scripts that trusting a configuration covers; a restart compares
-    the fingerprint with the one taken at the first start, so a crashed server is never
-    restarted from code that changed since (``Host.reload()`` starts the new code).
+
+def launch(spec: ServerSpec) -> tuple[str, list[str], dict[str, str], Path | None]:
+    """The command, arguments, environment and working directory a stdio server starts with.
+
+    - The working directory is ``cwd`` or else the configuration's directory, never the
+      host's own (a cloned repository could shadow the server's modules there).
+    - A relative ``command`` holding a path separator, and each argument naming a file
+      there, become absolute paths in that directory: the files trust fingerprints.
+    - A Python interpreter run with ``-m``, ``-c`` or no script gets ``PYTHONSAFEPATH=1``
+      (Python 3.11+), so its working directory is not put first on ``sys.path``; a script's
+      own directory stays on it (the script's neighbours are covered by trust).
     """
-    base = base_dir.resolve()
-    where = spec.cwd.resolve() if spec.cwd is not None else base
-    files: set[Path] = set()
-    for word in (spec.command or "", *spec.args):
+    where = _where(spec)
+    command = spec.command or ""
+    if where is not None and _has_separator(command) and not os.path.isabs(command):
+        command = str(where / command)
+    args = list(spec.args)
+    if where is not None:
+        args = _absolute_args(args, where)
+    env = dict(spec.env)
+    if _python_without_script(spec.command or "", spec.args) and "PYTHONSAFEPATH" not in env:
+        env["PYTHONSAFEPATH"] = "1"
+    return command, args, env, where
+
+
+def _where(spec: ServerSpec) -> Path | None:
+    if spec.cwd is not None:
+        cwd = spec.cwd if spec.base_dir is None else spec.base_dir / spec.cwd
+        return Path(os.path.abspath(cwd))
+    return spec.base_dir
+
+
+def _has_separator(word: str) -> bool:
+    return os.sep in word or (os.altsep is not None and os.altsep in word)
+
+
+def _absolute_args(args: list[str], where: Path) -> list[str]:
+    out: list[str] = []
+    after_flag = False
+    for word in args:
+        named = not after_flag and word and not word.startswith("-") and not os.path.isabs(word)
+        out.append(str(where / word) if named and _is_regular(where / word) else word)
+        after_flag = word in ("-m", "-c")  # a module name or code, never a file
+    return out
+
+
+def _python_without_script(command: str, args: Sequence[str]) -> bool:
+    """Whether ``command args`` runs Python on ``-m``, ``-c`` or stdin (not a script file)."""
+    if not _PYTHON.match(os.path.basename(command)):
+        return False
+    words = iter(args)
+    for word in words:
+        if word == "-":
+            return True
+        if word == "--":
+            return next(words, None) is None
+        if word == "--check-hash-based-pycs":
+            next(words, None)
+            continue
+        if word.startswith("--"):
+            continue
+        if not word.startswith("-"):
+            return False  # a script
+        flags = word[1:]
+        for index, flag in enumerate(flags):
+            if flag in "mc":
+                return True
+            if flag in "WX":
+                if index == len(flags) - 1:
+                    next(words, None)
+                break
+    return True  # no script: Python reads its program from stdin
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def server_code_files(
+    command: str | None,
+    args: Sequence[str],
+    cwd: str | Path | None,
+    env: Mapping[str, str],
+    base: Path,
+    budget: Budget | None = None,
+) -> set[Path]:
+    """The files of code a stdio server runs from inside the configuration's directory.
+
+    - each file ``command`` or an argument names there (a link's target too, wherever it
+      leads: the link is in the directory, so what it leads to is reviewed code);
+    - for a Python script, the modules beside it (its directory is first on its ``sys.path``):
+      ``*.py`` there and packages (folders with ``__init__.py``) under it;
+    - for ``-m module``, the module found in the working directory or a ``PYTHONPATH`` entry
+      inside the configuration's directory, with the modules beside it.
+
+    Programs and modules outside the directory (``python``, installed servers) are what the
+    user installed, and not covered. Only regular files are listed, and at most
+    ``_MAX_CODE_ENTRIES`` directory entries are visited (or what ``budget`` allows).
+
+    Args:
+        command: The program.
+        args: Its arguments.
+        cwd: Its configured working directory (relative to ``base``), if any.
+        env: The variables it gets (``PYTHONPATH`` is read).
+        base: The configuration's directory.
+        budget: Entries the walks may still visit (shared by a whole trust check).
+    """
+    base = base.resolve()
+    budget = budget if budget is not None else Budget(_MAX_CODE_ENTRIES)
+    where = (base / cwd).resolve() if cwd else base
+    found: set[Path] = set()
+    for word in (command or "", *args):
         if not word or word.startswith("-"):
             continue
-        try:
-            candidate = (where / word).resolve()
-            if candidate.is_file() and candidate.is_relative_to(base):
-                files.add(candidate)
-        except (OSError, ValueError):
+        real = _local_file(where / word, base)
+        if real is None:
             continue
+        found.add(real)
+        if real.suffix == ".py":
+            found.update(_python_dir(real.parent, budget))
+    module = _module_argument(args)
+    if module is not None:
+        found.update(_module_files(module, where, env, base, budget))
+    return found
+
+
+def _local_file(path: Path, base: Path) -> Path | None:
+    """The real file ``path`` names, when ``path`` itself (a file or a link) is in ``base``."""
+    try:
+        location = path.parent.resolve() / path.name
+        if path.name in ("", ".", "..") or not location.is_relative_to(base):
+            return None
+        return location.resolve() if _is_regular(location) else None
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _python_dir(folder: Path, budget: Budget) -> set[Path]:
+    """``*.py`` directly in ``folder``, and every ``*.py`` of the packages in it."""
+    found: set[Path] = set()
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return found
+    for entry in entries:
+        if not budget.take():
+            break
+        path = Path(entry.path)
+        try:
+            if entry.name.endswith(".py") and entry.is_file():
+                found.add(path.resolve())
+            elif entry.is_dir(follow_symlinks=False) and (path / "__init__.py").is_file():
+                found.update(p.resolve() for p in regular_files(path, budget, suffix=".py"))
+        except OSError:
+            continue
+    return found
+
+
+def _module_argument(args: Sequence[str]) -> str | None:
+    for index, word in enumerate(args):
+        name = args[index + 1] if word == "-m" and index + 1 < len(args) else None
+        if name is None and word.startswith("-m") and len(word) > 2:
+            name = word[2:]
+        if name is not None and _MODULE.match(name):
+            return name
+    return None
+
+
+def _module_files(
+    module: str, where: Path, env: Mapping[str, str], base: Path, budget: Budget
+) -> set[Path]:
+    """The module's code when it is found in a directory inside ``base`` the child searches."""
+    top = module.split(".")[0]
+    searched = [where]
+    searched += [where / entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    found: set[Path] = set()
+    for folder in searched:
+        try:
+            folder = folder.resolve()
+            if not folder.is_relative_to(base):
+                continue
+            package = folder / top
+            if package.is_dir():
+                found.update(p.resolve() for p in regular_files(package, budget, suffix=".py"))
+            elif not (folder / f"{top}.py").is_file():
+                continue
+        except (OSError, RuntimeError):
+            continue
+        found.update(_python_dir(folder, budget))
+    return found
+
+
+def spec_code_files(spec: ServerSpec) -> set[Path]:
+    """``server_code_files`` of a stdio spec (its ``base_dir``, else where it starts)."""
+    base = spec.base_dir or _where(spec) or Path.cwd()
+    return server_code_files(spec.command, spec.args, spec.cwd, spec.env, base)
+
+
+def unreviewed_code(spec: ServerSpec) -> str | None:
+    """Why ``spec``'s code may not start: a file differs from what trust reviewed (or None).
+
+    Checked just before the server starts, so a file swapped after the host's trust check
+    is refused; the file can still change between this check and the child reading it.
+    """
+    if spec.url is not None:
+        return None
+    return verify_files(sorted(spec_code_files(spec)))
+
+
+def code_fingerprint(spec: ServerSpec, base_dir: Path) -> str:
+    """A fingerprint of the code ``spec`` runs from inside ``base_dir`` (``server_code_files``).
+
+    This is the code that trusting a configuration covers; a restart compares the fingerprint
+    with the one taken at the first start, so a crashed server is never restarted from code
+    that changed since (``Host.reload()`` starts the new code).
+    """
+    base = base_dir.resolve()
+    files = server_code_files(spec.command, spec.args, spec.cwd, spec.env, base)
     return fingerprint("", files, base)

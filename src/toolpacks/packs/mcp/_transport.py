@@ -1,7 +1,8 @@
 """The two roads to an MCP server: a child process over stdio, or streamable HTTP.
 
 A stdio server is started from an argument list (never a shell), with an environment holding
-only the MCP SDK's minimal default set plus what the configuration names. Its stderr goes
+only the MCP SDK's minimal default set plus what the configuration names, in the
+configuration's directory (``_spec.launch``). Its stderr goes
 through a pipe: lines are logged (``toolpacks.mcp``), the last ones are kept for error
 messages, and the pipe's end-of-file tells the connection to check whether the server died.
 
@@ -20,7 +21,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolpacks.packs.mcp._spec import ServerSpec
+from toolpacks.filetools._reviewed import UnreviewedCodeError
+from toolpacks.packs.mcp._spec import ServerSpec, launch, unreviewed_code
 
 if TYPE_CHECKING:
     import httpx2
@@ -90,14 +92,21 @@ class HttpStatus:
 
 @asynccontextmanager
 async def _stdio(spec: ServerSpec, errlog: TextIO) -> AsyncIterator[Any]:
-    """``stdio_client``, closing our copy of the stderr pipe once the child holds its own."""
+    """``stdio_client``, closing our copy of the stderr pipe once the child holds its own.
+
+    The child starts as ``launch`` says (never in the host's working directory), and only
+    after its code was found to be what a trust check reviewed, if one did.
+    """
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(
-        command=spec.command or "", args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
-    )
+    command, args, env, cwd = launch(spec)
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
     try:
+        # Last look before the child starts: the code is what the trust check reviewed.
+        problem = unreviewed_code(spec)
+        if problem is not None:
+            raise UnreviewedCodeError(problem)
         async with stdio_client(params, errlog=errlog) as streams:
             errlog.close()
             yield streams
@@ -158,6 +167,8 @@ def start_failure(spec: ServerSpec, exc: BaseException, tail: str, status: int |
         return timeout_message(spec, tail)
     if spec.url is not None:
         return _http_failure(spec, found, status)
+    if isinstance(found, UnreviewedCodeError):
+        return f"{spec.describe()} was not started: {found}"
     if isinstance(found, FileNotFoundError):
         return (
             f"{spec.describe()} could not be started: command {spec.command!r} was not found "
