@@ -19,7 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from toolpacks.core._secrets import REDACTED, is_secret_key, redact
+from toolpacks.core._secrets import REDACTED, redact
 from toolpacks.exceptions import ConfigError
 
 __all__ = [
@@ -97,6 +97,9 @@ class McpServerConfig(_Strict):
     """Working directory (relative to the config file)."""
     timeout: float = Field(default=30.0, gt=0)
     """Seconds allowed for starting (or connecting) and listing tools, and for each call."""
+    max_message_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    """The largest message (a tool's result) read from a ``command`` server, in bytes
+    (16 MiB); a call answered with a longer one fails with an error naming this cap."""
     tags: list[str] = Field(default_factory=list)
     """Tags given to every tool of the server."""
 
@@ -254,22 +257,13 @@ _SERVER_SECRET_TABLES = ("env", "headers")
 def redact_args(args: Sequence[str]) -> list[str]:
     """Command-line arguments for display, secrets hidden.
 
-    The value of a secret-looking flag (``--token X``, ``--api-key=X``), token-like strings
-    and passwords in URLs are replaced by ``"****"``.
+    The value of a secret-looking flag (``--token X``, ``--api-key=X``), of a secret-looking
+    assignment or header (``GITHUB_TOKEN=X``, ``Authorization: Bearer X``), token-like
+    strings and passwords in URLs are replaced by ``"****"`` (``packs.mcp._args``).
     """
-    out: list[str] = []
-    hide_next = False
-    for arg in args:
-        flag, eq, _ = arg.partition("=")
-        secret_flag = arg.startswith("-") and is_secret_key(flag.lstrip("-"))
-        if hide_next:
-            out.append(REDACTED)
-        elif secret_flag and eq:
-            out.append(f"{flag}={REDACTED}")
-        else:
-            out.append(redact(arg))
-        hide_next = secret_flag and not eq and not hide_next
-    return out
+    from toolpacks.packs.mcp._args import redact_args as hidden
+
+    return hidden(args)
 
 
 def shown_raw(raw: Mapping[str, Any]) -> dict[str, Any]:

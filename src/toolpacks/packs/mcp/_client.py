@@ -39,6 +39,8 @@ from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import PackError, ToolError
 from toolpacks.packs._record import LoadedPack, PackInfo
 from toolpacks.packs.mcp._approval import AskApproval, CallTag, answer_elicitation
+from toolpacks.packs.mcp._args import secret_args
+from toolpacks.packs.mcp._relay import MESSAGE_TOO_LARGE, remember_secrets
 from toolpacks.packs.mcp._results import content_text, result_value
 from toolpacks.packs.mcp._spec import (
     ServerSpec,
@@ -78,6 +80,10 @@ class McpServerSettings(TransportSettings, Protocol):
     @property
     def timeout(self) -> float:
         """Seconds allowed for starting, the handshake and listing tools; and per call."""
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The largest message read from a stdio server (a longer result fails its call)."""
 
     @property
     def tags(self) -> Sequence[str]:
@@ -188,6 +194,7 @@ def _server_spec(
         env=env,
         cwd=(base_dir / cfg.cwd) if cfg.cwd else None,
         timeout=cfg.timeout,
+        max_message_bytes=cfg.max_message_bytes,
         base_dir=base_dir,
     )
     return spec, problems
@@ -211,8 +218,10 @@ class _Mount:
         self.spec = spec
         self.ask = ask
         self.base_dir = base_dir
-        self.secrets = _secret_values(spec.env, spec.headers, cfg.headers)
-        """Values kept out of messages and results (secret variables and headers)."""
+        self.secrets = _secret_values(spec.env, spec.headers, cfg.headers, spec.args)
+        """Values kept out of messages, logs and results (secret variables, headers and
+        arguments)."""
+        remember_secrets(self.secrets)
         self.problems: list[str] = []
         """Problems of the configuration (unset variables, plain HTTP), kept across lists."""
         self.pack: LoadedPack | None = None
@@ -225,6 +234,7 @@ class _Mount:
             on_tools=self.on_tools,
             elicit=self.elicit,
             may_restart=self.may_restart,
+            scrub=self.scrub,
         )
 
     def scrub(self, message: str) -> str:
@@ -488,6 +498,8 @@ async def _call_remote(
     try:
         return await connection.call_tool(name, arguments, tag, check=call.check)
     except MCPError as exc:
+        if exc.code == MESSAGE_TOO_LARGE:  # ours: the answer was over max_message_bytes
+            raise ToolError(exc.message) from None
         # A protocol-level error: the server's own message (unknown tool, invalid params).
         raise ToolError(f"the MCP server '{server}' refused the call: {exc.message}") from None
     except ValidationError:
@@ -541,13 +553,16 @@ def _secret_values(
     env: Mapping[str, str],
     headers: Mapping[str, str],
     configured: Mapping[str, str | Mapping[str, str]],
+    args: Sequence[str] = (),
 ) -> list[str]:
-    """What to keep out of messages and results.
+    """What to keep out of messages, logs and results.
 
-    Secret-looking variables (API keys, tokens), and header values that are secret-looking or
-    read from the environment (with the credential of ``Bearer X`` on its own).
+    Secret-looking variables (API keys, tokens), header values that are secret-looking or
+    read from the environment (with the credential of ``Bearer X`` on its own), and the
+    values of secret-looking arguments (``--token X``, ``GITHUB_TOKEN=X``; see ``_args``).
     """
     found = [v for k, v in env.items() if is_secret_key(k) or is_secret_value(v)]
+    found.extend(secret_args(args))
     for key, value in headers.items():
         if is_secret_key(key) or is_secret_value(value) or isinstance(configured.get(key), Mapping):
             found.append(value)

@@ -88,6 +88,7 @@ class McpConnection:
         on_tools: Called with the new tool list after a list change or a restart.
         elicit: Answers elicitation requests (None: every request is declined).
         may_restart: Asked before a restart; a text refuses it and says why.
+        scrub: Masks the server's secrets in what it writes that is logged or kept.
     """
 
     def __init__(
@@ -98,6 +99,7 @@ class McpConnection:
         on_tools: Callable[[list[mcp_types.Tool]], None] | None = None,
         elicit: Elicit | None = None,
         may_restart: Callable[[], str | None] | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.spec = spec
         """How the server is reached."""
@@ -108,8 +110,11 @@ class McpConnection:
         """Routes the server's requests for input to the calls they belong to."""
         self.watch = ToolWatch(self)
         """Lists the tools again when the server says they changed."""
+        self.scrub = scrub
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
-        """The last lines the server wrote to stderr (stdio servers)."""
+        """The last lines the server wrote to stderr (stdio servers), secrets masked."""
+        self.stderr: StderrPipe | None = None
+        """The current session's stderr pipe (stdio servers)."""
         self.lost_reason: str | None = None
         """Why the server is not available, while it is not."""
         self.server_name: str | None = None
@@ -240,8 +245,11 @@ class McpConnection:
         ended = "its session ended"
         try:
             if spec.url is None:
-                stderr = StderrPipe(
-                    spec.name, self.stderr_tail, lambda: self._stderr_eof(generation)
+                stderr = self.stderr = StderrPipe(
+                    spec.name,
+                    self.stderr_tail,
+                    lambda: self._stderr_eof(generation),
+                    scrub=self.scrub,
                 )
             client = Client(
                 open_transport(spec, stderr, status),

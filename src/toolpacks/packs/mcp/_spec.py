@@ -128,6 +128,9 @@ class ServerSpec:
     """Its working directory (None: ``base_dir``, see ``launch``)."""
     timeout: float = 30.0
     """Seconds allowed for starting (or connecting), the handshake and listing tools."""
+    max_message_bytes: int = 16 * 1024 * 1024
+    """The largest message (a result) read from a stdio server; a call answered with a
+    longer one fails with an error naming this cap."""
     url: str | None = None
     """The streamable HTTP endpoint (instead of ``command``)."""
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)

@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolpacks.filetools._reviewed import UnreviewedCodeError
+from toolpacks.packs.mcp._relay import bounded_stdout
 from toolpacks.packs.mcp._spec import ServerSpec, launch, unreviewed_code
 
 if TYPE_CHECKING:
@@ -43,23 +44,41 @@ _STDERR_TAIL = 20
 """stderr lines kept for error messages."""
 _MAX_LINE = 2000
 """Bytes of one stderr line kept or logged."""
+_READ_BYTES = 65536
+"""Bytes of stderr read at once."""
+_SCRUB_MARGIN = 512
+"""Bytes kept past ``_MAX_LINE`` so that a secret cut there is still masked whole."""
 _SSE_READ_SECONDS = 300.0
 """Read timeout of an HTTP response stream (a server may hold one open while it works)."""
 
 
 class StderrPipe:
-    """A stdio server's stderr: logged line by line, its last lines kept.
+    """A stdio server's stderr: logged line by line, its last lines kept, secrets masked.
+
+    It is read in pieces of ``_READ_BYTES``, and of a line only its first ``_MAX_LINE`` bytes
+    are kept (a line without a newline, however long, never holds more in memory).
 
     Args:
         name: The pack name (log prefix).
         tail: Where the last lines go (shared by every start of the same server).
         on_eof: Called (in the reader thread) when every writer closed the pipe.
+        scrub: Masks the server's secrets in each line before it is kept or logged.
     """
 
-    def __init__(self, name: str, tail: collections.deque[str], on_eof: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        name: str,
+        tail: collections.deque[str],
+        on_eof: Callable[[], None],
+        scrub: Callable[[str], str] | None = None,
+    ) -> None:
         read_fd, write_fd = os.pipe()
         self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         """The end given to the child (closed here once the child holds its own copy)."""
+        self.scrub = scrub
+        """Masks the server's secrets (also handed to its stdout reader)."""
+        self.peak_buffered = 0
+        """The most bytes of stderr held at once (a read piece and the kept part of a line)."""
         self._name = name
         self._tail = tail
         self._on_eof = on_eof
@@ -69,12 +88,39 @@ class StderrPipe:
         self.thread.start()
 
     def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "rb") as stream:
-            for raw in stream:
-                line = raw[:_MAX_LINE].decode("utf-8", "replace").rstrip()
-                self._tail.append(line)
-                logger.debug("[%s] %s", self._name, line)
+        kept = bytearray()
+        dropped = 0
+        limit = _MAX_LINE + _SCRUB_MARGIN  # a secret cut at _MAX_LINE is still recognised
+        try:
+            while chunk := os.read(fd, _READ_BYTES):
+                start = 0
+                while True:
+                    end = chunk.find(b"\n", start)
+                    piece = memoryview(chunk)[start : end if end >= 0 else len(chunk)]
+                    room = max(0, limit - len(kept))
+                    kept += piece[:room]
+                    dropped += max(0, len(piece) - room)
+                    self.peak_buffered = max(self.peak_buffered, len(kept) + len(chunk))
+                    if end < 0:
+                        break
+                    self._line(bytes(kept), dropped)
+                    kept.clear()
+                    dropped = 0
+                    start = end + 1
+            if kept or dropped:
+                self._line(bytes(kept), dropped)
+        finally:
+            os.close(fd)
         self._on_eof()
+
+    def _line(self, raw: bytes, dropped: int) -> None:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if self.scrub is not None:
+            line = self.scrub(line)
+        if len(line) > _MAX_LINE or dropped:
+            line = f"{line[:_MAX_LINE]} [... cut]"
+        self._tail.append(line)
+        logger.debug("[%s] %s", self._name, line)
 
 
 class HttpStatus:
@@ -91,7 +137,9 @@ class HttpStatus:
 
 
 @asynccontextmanager
-async def _stdio(spec: ServerSpec, errlog: TextIO) -> AsyncIterator[Any]:
+async def _stdio(
+    spec: ServerSpec, errlog: TextIO, scrub: Callable[[str], str] | None = None
+) -> AsyncIterator[Any]:
     """``stdio_client``, closing our copy of the stderr pipe once the child holds its own.
 
     The child starts as ``launch`` says (never in the host's working directory), and only
@@ -107,9 +155,11 @@ async def _stdio(spec: ServerSpec, errlog: TextIO) -> AsyncIterator[Any]:
         problem = unreviewed_code(spec)
         if problem is not None:
             raise UnreviewedCodeError(problem)
-        async with stdio_client(params, errlog=errlog) as streams:
-            errlog.close()
-            yield streams
+        # Its stdout is read in whole lines of at most max_message_bytes (see _relay).
+        with bounded_stdout(spec.max_message_bytes, spec.name, scrub):
+            async with stdio_client(params, errlog=errlog) as streams:
+                errlog.close()
+                yield streams
     finally:
         errlog.close()
 
@@ -134,7 +184,7 @@ def open_transport(spec: ServerSpec, stderr: StderrPipe | None, status: HttpStat
     if spec.url is not None:
         return _http(spec, status)
     assert stderr is not None
-    return _stdio(spec, stderr.writer)
+    return _stdio(spec, stderr.writer, stderr.scrub)
 
 
 def leaf(exc: BaseException) -> BaseException:

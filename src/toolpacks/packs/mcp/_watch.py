@@ -76,7 +76,10 @@ class ToolWatch:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif isinstance(message, Exception):
-            logger.debug("%s: transport reported %r", self.connection.spec.describe(), message)
+            # Not its text: a line the SDK could not parse may quote a secret.
+            logger.debug(
+                "%s: transport reported %s", self.connection.spec.describe(), type(message).__name__
+            )
 
     async def refresh(self, generation: int) -> None:
         """List the tools again, unless the session ``generation`` is over."""
