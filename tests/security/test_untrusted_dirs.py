@@ -415,3 +415,28 @@ def test_python_c_servers_do_not_see_the_working_directory(marker: Path) -> None
         assert not marker.exists(), "a module from the working directory was imported"
     finally:
         host.close()
+
+
+def test_a_module_added_beside_a_server_script_after_the_trust_check_is_refused(
+    marker: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A module the script imports, added after the check, would run unreviewed: refused."""
+    Path("toolpacks.toml").write_text(
+        _toml({"tiny": {"command": sys.executable, "args": ["server.py"], "timeout": 30}}),
+        "utf-8",
+    )
+    prelude = "try:\n    import extra\nexcept ImportError:\n    pass"
+    Path("server.py").write_text(_server("v1", prelude=prelude), "utf-8")
+    _trust()
+    host = Host(discover=False)
+    try:
+        assert host.trusted
+        Path("extra.py").write_text(MALICIOUS.format(marker=str(marker)), "utf-8")
+        info = host.load("tiny").info
+        assert not marker.exists(), "the added module ran"
+        assert info.status == "failed"
+        assert info.error is not None
+        assert "extra.py" in info.error
+        assert "was added after" in info.error
+    finally:
+        host.close()

@@ -5,8 +5,8 @@ Trusting a configuration found in the working directory fingerprints the code it
 starts MCP servers later, maybe much later; a file swapped in between would run unreviewed.
 So the check records here the digest of every file it read (a ``Review``), and whatever runs
 a file first reads it, compares its digest with the reviewed one and uses those very bytes
-(``read_reviewed``), or refuses. A file inside a reviewed configuration's directory or tools
-directories that the review does not list (one added since) is refused too.
+(``read_reviewed``), or refuses. A file inside a reviewed tools directory, or beside a
+reviewed Python module, that the review does not list (one added since) is refused too.
 
 Only what a trust check recorded is checked: a configuration passed explicitly is trusted
 without a review, and its files are used as they are.
@@ -154,9 +154,10 @@ class Review:
     """What one trust check of a configuration read and found trusted."""
 
     base: Path
-    """The configuration's directory (resolved): every file of code under it is reviewed."""
+    """The configuration's directory (resolved)."""
     roots: tuple[Path, ...]
-    """Other directories whose every file was reviewed (``[files]`` directories)."""
+    """Directories whose every file of code was reviewed (``[files]`` directories, and the
+    folders of reviewed Python modules, where a module added later would be imported)."""
     digests: Mapping[Path, str]
     """Each reviewed file (resolved) and the digest of the bytes that were checked."""
     recheck: Callable[[], Review | None] | None = field(default=None, compare=False)
@@ -166,7 +167,7 @@ class Review:
         """Whether ``real`` (resolved) is code this review speaks for."""
         if real in self.digests:
             return True
-        return any(real.is_relative_to(root) for root in (self.base, *self.roots))
+        return any(real.is_relative_to(root) for root in self.roots)
 
 
 _reviews: dict[str, Review] = {}

@@ -54,6 +54,8 @@ def _coverage(loaded: LoadedConfig) -> tuple[list[Path], tuple[Path, ...]]:
             continue
         env = _server_env(server.env)
         found.update(server_code_files(server.command, server.args, server.cwd, env, base, budget))
+    # Where a module added later would be imported from: beside the reviewed ones.
+    roots.extend(sorted({path.parent for path in found if path.suffix == ".py"}))
     return sorted(found), tuple(roots)
 
 
