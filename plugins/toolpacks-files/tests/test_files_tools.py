@@ -11,7 +11,6 @@ import pytest
 from toolpacks import Tool, ToolResult
 
 from toolpacks_files import FileTools
-from toolpacks_files._walk import glob_regex
 
 # -- definitions -------------------------------------------------------------------------------
 
@@ -204,27 +203,6 @@ def test_find_files_bad_patterns(tools: dict[str, Tool]) -> None:
     """An empty pattern or a non-positive max_results is an error."""
     assert run(tools["find_files"], {"pattern": " "}).is_error
     assert run(tools["find_files"], {"pattern": "*", "max_results": 0}).is_error
-
-
-@pytest.mark.parametrize(
-    ("pattern", "path", "matches"),
-    [
-        ("*.md", "a.md", True),
-        ("*.md", "docs/a.md", False),
-        ("**/*.md", "a.md", True),
-        ("**/*.md", "x/y/a.md", True),
-        ("docs/**", "docs/x/y.txt", True),
-        ("docs/**", "src/x.txt", False),
-        ("?.txt", "a.txt", True),
-        ("?.txt", "ab.txt", False),
-        ("[ab].txt", "b.txt", True),
-        ("[!ab].txt", "b.txt", False),
-        ("a+b(1).txt", "a+b(1).txt", True),
-    ],
-)
-def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
-    """Glob patterns match whole relative paths; '*' stays within one component."""
-    assert bool(glob_regex(pattern).fullmatch(path)) is matches
 
 
 # -- search_text -------------------------------------------------------------------------------

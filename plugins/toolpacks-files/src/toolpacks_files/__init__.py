@@ -5,6 +5,8 @@ The pack registers one ``FileTools`` instance configured from ``[packs.files]``:
     [packs.files]
     root = "docs"          # required; relative to the configuration file's directory
     max_bytes = 65536      # most bytes read_file returns per call
+    max_entries = 20000    # most directory entries one find_files/search_text looks at
+    max_seconds = 10       # most seconds one find_files/search_text walks for
 
 There is no default root: without ``root`` the pack fails to load, so the tools never read
 whatever directory a process happens to start in.
@@ -21,7 +23,12 @@ from toolpacks import hookimpl
 from toolpacks.hookspecs import Register
 
 from toolpacks_files.results import DirEntry, DirListing, FileMatches, TextMatch, TextSearch
-from toolpacks_files.tools import DEFAULT_MAX_BYTES, FileTools
+from toolpacks_files.tools import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ENTRIES,
+    DEFAULT_MAX_SECONDS,
+    FileTools,
+)
 
 __all__ = [
     "SETTINGS",
@@ -35,7 +42,7 @@ __all__ = [
     "tools_from_config",
 ]
 
-SETTINGS = frozenset({"root", "max_bytes"})
+SETTINGS = frozenset({"root", "max_bytes", "max_entries", "max_seconds"})
 """The keys this pack reads from its ``[packs.NAME]`` table."""
 _HOST_KEYS = frozenset({"pack"})
 """Keys the host itself uses in a pack's table (``pack`` names the pack an alias copies)."""
@@ -49,7 +56,8 @@ def tools_from_config(
     """Build the ``FileTools`` instance a ``[packs.NAME]`` table describes.
 
     Args:
-        config: The table: ``root`` (required) and ``max_bytes`` (default 65536).
+        config: The table: ``root`` (required), ``max_bytes`` (default 65536),
+            ``max_entries`` (default 20000) and ``max_seconds`` (default 10).
         pack: The pack's name in the host (an alias has its own), for error messages.
         config_dir: The directory of the configuration file the table comes from; a
             relative ``root`` is resolved against it. ``None`` (a configuration given as a
@@ -85,7 +93,12 @@ def tools_from_config(
             )
         path = Path(config_dir) / path
     try:
-        return FileTools(path, max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES))
+        return FileTools(
+            path,
+            max_bytes=config.get("max_bytes", DEFAULT_MAX_BYTES),
+            max_entries=config.get("max_entries", DEFAULT_MAX_ENTRIES),
+            max_seconds=config.get("max_seconds", DEFAULT_MAX_SECONDS),
+        )
     except ValueError as exc:
         raise ValueError(f"{table}: {exc}") from None
 

@@ -1,4 +1,4 @@
-"""Walking the root: glob patterns as regular expressions, and a bounded, sorted file walk.
+"""Walking the root: a bounded, sorted file walk that never follows a symbolic link.
 
 The walk holds a descriptor of each directory it is in and opens every subdirectory relative
 to it with ``O_DIRECTORY | O_NOFOLLOW`` (see ``_paths``), so it never follows a symbolic link,
@@ -6,16 +6,22 @@ cannot loop, and cannot be led out of the root by a directory swapped for a link
 runs. Symbolic links, entries that are neither regular files nor directories, and
 directories that cannot be opened are skipped and recorded in a ``Skipped`` for the result's
 note; they never fail the whole walk. Version-control and cache directories are not entered.
+
+Every walk spends a ``Budget``: it looks at a limited number of entries (directories
+included, so a tree of empty directories is bounded too), for a limited time, and stops at
+the next entry once its call is cancelled. It is a plain Python loop, so the thread running
+it lets the others (the event loop included) take the GIL at the usual intervals.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
+from time import monotonic
 
 from toolpacks_files._paths import DIR_FLAGS, LEAF_FLAGS, Root, close_quietly
 
@@ -23,9 +29,9 @@ __all__ = [
     "MAX_DEPTH",
     "SKIPPED_DIRS",
     "SYMLINK_REASON",
+    "Budget",
     "Skipped",
     "WalkedFile",
-    "glob_regex",
     "walk_files",
 ]
 
@@ -77,6 +83,59 @@ class Skipped:
         return f"skipped {self.count} {noun}: {', '.join(self.shown)}{rest}"
 
 
+def _never() -> bool:
+    return False
+
+
+@dataclass(slots=True)
+class Budget:
+    """What one walk may spend: entries looked at and seconds, until its call is cancelled.
+
+    The walk calls ``spend`` before each entry it looks at; once that returns False the walk
+    ends, and ``stopped`` says why, for the result's note.
+
+    Args:
+        max_entries: Most directory entries (files, directories, links...) to look at.
+        max_seconds: Most seconds to walk for, counted from the budget's creation.
+        cancelled: Says whether the call has been cancelled (``ToolContext.cancelled``).
+    """
+
+    max_entries: int
+    max_seconds: float
+    cancelled: Callable[[], bool] = _never
+    seen: int = 0
+    """Entries looked at so far."""
+    stopped: str = ""
+    """Why the walk stopped early, or ``""`` while it has not."""
+    deadline: float = field(init=False)
+    """The ``time.monotonic()`` past which the walk stops."""
+
+    def __post_init__(self) -> None:
+        self.deadline = monotonic() + self.max_seconds
+
+    @property
+    def remaining(self) -> int:
+        """How many more entries may be looked at."""
+        return max(self.max_entries - self.seen, 0)
+
+    def spend(self) -> bool:
+        """Count one entry; False (and ``stopped`` set) when the walk must end instead."""
+        if self.stopped:
+            return False
+        if self.cancelled():
+            self.stopped = "the call was cancelled"
+        elif self.seen >= self.max_entries:
+            self.stopped = (
+                f"stopped after looking at {self.max_entries} entries (the max_entries limit)"
+            )
+        elif monotonic() > self.deadline:
+            self.stopped = f"stopped after {self.max_seconds:g} seconds (the max_seconds limit)"
+        else:
+            self.seen += 1
+            return True
+        return False
+
+
 @dataclass(frozen=True, slots=True)
 class WalkedFile:
     """A regular file the walk found (as its directory entry said, without following links)."""
@@ -97,76 +156,69 @@ class WalkedFile:
         return os.open(self.name, LEAF_FLAGS, dir_fd=self.dir_fd)
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob pattern matched against whole ``/``-separated relative paths.
-
-    ``*`` and ``?`` stay within one path component, ``**/`` matches any number of
-    directories (none included), a trailing ``**`` matches everything below, and ``[abc]`` /
-    ``[!abc]`` are character classes. Matching is case-sensitive.
-    """
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i) and i + 2 == n:
-            out.append(".*")
-            i += 2
-            continue
-        char = pattern[i]
-        i += 1
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := pattern.find("]", i + 1)) != -1:
-            body = pattern[i:end]
-            negate = body.startswith("!")
-            body = (body[1:] if negate else body).replace("\\", "\\\\")
-            if body.startswith("^"):
-                body = "\\" + body
-            out.append("[" + ("^" if negate else "") + body + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(char))
-    return re.compile("".join(out), re.DOTALL)
+def _always(directory: str) -> bool:
+    return True
 
 
-def walk_files(root: Root, skipped: Skipped) -> Generator[WalkedFile, None, None]:
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """What stays the same through one walk's recursion."""
+
+    skipped: Skipped
+    budget: Budget
+    enter: Callable[[str], bool]
+
+
+def walk_files(
+    root: Root,
+    skipped: Skipped,
+    budget: Budget,
+    enter: Callable[[str], bool] = _always,
+) -> Generator[WalkedFile, None, None]:
     """Yield every regular file under the root, in a sorted, depth-first order.
 
     In each directory its files come first (by name), then its subdirectories (by name).
     ``SKIPPED_DIRS`` are not entered; symbolic links, other special entries and directories
-    that cannot be opened are recorded in ``skipped``. Close the generator (or exhaust it)
-    to release its directory descriptors.
+    that cannot be opened are recorded in ``skipped``. The walk ends early when ``budget``
+    is spent (``budget.stopped`` then says why). Close the generator (or exhaust it) to
+    release its directory descriptors.
+
+    Args:
+        root: The root to walk.
+        skipped: Where entries left out are recorded.
+        budget: Entries, seconds and cancellation; every entry looked at spends one.
+        enter: Says whether a directory (its relative path) is worth entering; a glob
+            pattern's ``may_match_below`` leaves out the directories it cannot reach.
 
     Raises:
         ToolError: The root itself cannot be opened.
     """
     fd = root.open_root()
     try:
-        yield from _walk(fd, "", skipped, 0)
+        yield from _walk(fd, "", _Walk(skipped, budget, enter), 0)
     finally:
         close_quietly(fd)
 
 
-def _walk(fd: int, prefix: str, skipped: Skipped, depth: int) -> Iterator[WalkedFile]:
+def _walk(fd: int, prefix: str, walk: _Walk, depth: int) -> Iterator[WalkedFile]:
+    skipped, budget = walk.skipped, walk.budget
     try:
         with os.scandir(fd) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
+            # Past the budget's remaining entries the walk stops anyway: read no more.
+            entries = sorted(islice(scan, budget.remaining + 1), key=lambda entry: entry.name)
     except OSError as exc:
         skipped.add(prefix.rstrip("/") or ".", f"cannot be listed: {exc.strerror or exc}")
         return
     subdirs: list[str] = []
     for entry in entries:
+        if not budget.spend():
+            return
         relative = prefix + entry.name
         try:
             if entry.is_symlink():
                 skipped.add(relative, SYMLINK_REASON)
             elif entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED_DIRS:
+                if entry.name not in SKIPPED_DIRS and walk.enter(relative):
                     subdirs.append(entry.name)
             elif entry.is_file(follow_symlinks=False):
                 yield WalkedFile(relative, fd, entry.name)
@@ -175,6 +227,8 @@ def _walk(fd: int, prefix: str, skipped: Skipped, depth: int) -> Iterator[Walked
         except OSError as exc:
             skipped.add(relative, f"cannot be examined: {exc.strerror or exc}")
     for name in subdirs:
+        if budget.stopped:
+            return
         relative = prefix + name
         if depth + 1 > MAX_DEPTH:
             skipped.add(relative, f"nested deeper than {MAX_DEPTH} directories")
@@ -185,7 +239,7 @@ def _walk(fd: int, prefix: str, skipped: Skipped, depth: int) -> Iterator[Walked
             skipped.add(relative, _open_reason(name, fd, exc))
             continue
         try:
-            yield from _walk(child, relative + "/", skipped, depth + 1)
+            yield from _walk(child, relative + "/", walk, depth + 1)
         finally:
             close_quietly(child)
 

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
-import time
 from contextlib import closing
 from pathlib import Path, PurePath
 
-from toolpacks import Toolbox, ToolError, tool
+from toolpacks import Toolbox, ToolContext, ToolError, tool
 
+from toolpacks_files._glob import Glob, GlobError, compile_glob
 from toolpacks_files._paths import PathNotFound, Root, close_quietly, kind_of
-from toolpacks_files._walk import Skipped, WalkedFile, glob_regex, walk_files
+from toolpacks_files._walk import Budget, Skipped, WalkedFile, walk_files
 from toolpacks_files.results import DirEntry, DirListing, FileMatches, TextMatch, TextSearch
 
-__all__ = ["DEFAULT_MAX_BYTES", "FileTools"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_ENTRIES", "DEFAULT_MAX_SECONDS", "FileTools"]
 
 DEFAULT_MAX_BYTES = 65_536
 """Most bytes ``read_file`` returns per call unless configured otherwise."""
@@ -24,10 +23,11 @@ MAX_ENTRIES = 1_000
 """Most entries ``list_dir`` returns."""
 MAX_RESULTS = 1_000
 """Upper bound of ``max_results`` for ``find_files`` and ``search_text``."""
-MAX_FILES_SCANNED = 20_000
-"""Most files one ``find_files`` or ``search_text`` call looks at."""
-SEARCH_SECONDS = 10.0
-"""Time budget of one ``search_text`` call; it returns what it found so far when exceeded."""
+DEFAULT_MAX_ENTRIES = 20_000
+"""Most directory entries one ``find_files`` or ``search_text`` call looks at, by default."""
+DEFAULT_MAX_SECONDS = 10.0
+"""Seconds one ``find_files`` or ``search_text`` call walks for, by default; past them it
+returns what it found so far."""
 SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
 """Files larger than this are skipped by ``search_text``."""
 SNIFF_BYTES = 8_192
@@ -51,16 +51,36 @@ class FileTools(Toolbox):
         root: The directory the tools may read (``~`` is expanded; a relative path is
             relative to the working directory; resolved once, here). There is no default.
         max_bytes: The most bytes ``read_file`` returns in one call.
+        max_entries: The most directory entries (files, directories, links) one
+            ``find_files`` or ``search_text`` call looks at before it stops.
+        max_seconds: The most seconds one ``find_files`` or ``search_text`` call walks for
+            before it stops.
 
     Raises:
-        ValueError: ``root`` is not an existing directory, or ``max_bytes`` is not positive.
+        ValueError: ``root`` is not an existing directory, or a limit is not positive.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
-            raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_seconds: float = DEFAULT_MAX_SECONDS,
+    ) -> None:
+        for name, limit in (("max_bytes", max_bytes), ("max_entries", max_entries)):
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+                raise ValueError(f"{name} must be a positive integer, got {limit!r}")
+        if (
+            isinstance(max_seconds, bool)
+            or not isinstance(max_seconds, int | float)
+            or not 0 < max_seconds < float("inf")
+        ):
+            raise ValueError(f"max_seconds must be a positive number, got {max_seconds!r}")
         self._root = Root(root)
         self._max_bytes = max_bytes
+        self._max_entries = max_entries
+        self._max_seconds = float(max_seconds)
 
     @property
     def root(self) -> Path:
@@ -71,6 +91,16 @@ class FileTools(Toolbox):
     def max_bytes(self) -> int:
         """The most bytes ``read_file`` returns in one call."""
         return self._max_bytes
+
+    @property
+    def max_entries(self) -> int:
+        """The most directory entries one ``find_files`` or ``search_text`` call looks at."""
+        return self._max_entries
+
+    @property
+    def max_seconds(self) -> float:
+        """The most seconds one ``find_files`` or ``search_text`` call walks for."""
+        return self._max_seconds
 
     def __repr__(self) -> str:
         return f"FileTools(root={str(self.root)!r}, max_bytes={self.max_bytes})"
@@ -194,7 +224,9 @@ class FileTools(Toolbox):
         return text
 
     @tool(tags=TAGS, read_only=True, idempotent=True, open_world=False)
-    def find_files(self, pattern: str, max_results: int = 200) -> FileMatches:
+    def find_files(
+        self, pattern: str, max_results: int = 200, context: ToolContext | None = None
+    ) -> FileMatches:
         """Find files inside the root directory whose path matches a glob pattern.
 
         Use it to locate files by name or extension. The pattern matches the whole path
@@ -202,33 +234,38 @@ class FileTools(Toolbox):
         '**/*.md' finds them at every depth and 'docs/**' everything under docs. '*' and
         '?' do not cross '/'; '[abc]' matches one listed character. Version-control and
         cache directories (.git, node_modules, .venv, __pycache__, ...) are not searched;
-        symbolic links are never followed (the note lists skipped entries).
+        symbolic links are never followed (the note lists skipped entries). A search of a
+        large tree stops after a set number of entries or seconds, with a note: narrow the
+        pattern to a directory ('docs/**/*.md') to search less.
 
         Args:
             pattern: The glob pattern, relative to the root, such as '**/*.py'.
             max_results: The most paths to return (at most 1000).
+            context: Given by the host, not the model: the walk stops once the call is
+                cancelled.
         """
         if not pattern.strip():
             raise ToolError("the pattern is empty; use for example '**/*' for every file")
         matcher = _compile_glob(pattern)
         wanted = _check_max_results(max_results)
         paths: list[str] = []
-        truncated, stopped = False, ""
-        skipped = Skipped()
-        with closing(walk_files(self._root, skipped)) as walk:
-            for scanned, found in enumerate(walk, start=1):
-                if scanned > MAX_FILES_SCANNED:
-                    truncated = True
-                    stopped = f"stopped after looking at {MAX_FILES_SCANNED} files"
-                    break
-                if matcher.fullmatch(found.relative):
+        truncated = False
+        skipped, budget = Skipped(), self._budget(context)
+        with closing(walk_files(self._root, skipped, budget, matcher.may_match_below)) as walk:
+            for found in walk:
+                if matcher.match(found.relative):
                     if len(paths) == wanted:
                         truncated = True
                         break
                     paths.append(found.relative)
-        notes = [stopped] if stopped else []
+        notes = []
+        if budget.stopped:
+            truncated = True
+            notes.append(f"{budget.stopped}; narrow the pattern to search less")
         if not paths and "/" not in pattern and "**" not in pattern:
-            notes = [f"nothing matches at the top level; use '**/{pattern}' to search every depth"]
+            notes.append(
+                f"nothing matches at the top level; use '**/{pattern}' to search every depth"
+            )
         if skipped.count:
             notes.append(skipped.note())
         return FileMatches(pattern, paths, truncated, "; ".join(notes))
@@ -240,13 +277,16 @@ class FileTools(Toolbox):
         glob: str = "**/*",
         max_results: int = 50,
         case_sensitive: bool = False,
+        context: ToolContext | None = None,
     ) -> TextSearch:
         """Search the text files inside the root directory for lines containing some text.
 
         Use it to find where something is mentioned or defined, then read_file around the
         reported line. The query is plain text, not a regular expression. Binary files and
         files over 2 MiB are skipped, as are version-control and cache directories and
-        symbolic links (never followed; the note lists skipped entries).
+        symbolic links (never followed; the note lists skipped entries). A search of a
+        large tree stops after a set number of entries or seconds, with a note: narrow the
+        glob to search less.
 
         Args:
             query: The text to look for, matched within single lines.
@@ -254,6 +294,8 @@ class FileTools(Toolbox):
                 find_files), such as '**/*.py'; the default searches every file.
             max_results: The most matching lines to return (at most 1000).
             case_sensitive: Match upper and lower case exactly; by default case is ignored.
+            context: Given by the host, not the model: the walk stops once the call is
+                cancelled.
         """
         if not query:
             raise ToolError("the query is empty; give the text to search for")
@@ -264,15 +306,11 @@ class FileTools(Toolbox):
         needle = query if case_sensitive else query.casefold()
         matches: list[TextMatch] = []
         searched = unread = 0
-        deadline = time.monotonic() + SEARCH_SECONDS
         stopped = ""
-        skipped = Skipped()
-        with closing(walk_files(self._root, skipped)) as walk:
-            for scanned, found in enumerate(walk, start=1):
-                if scanned > MAX_FILES_SCANNED or time.monotonic() > deadline:
-                    stopped = f"stopped early after looking at {scanned - 1} files"
-                    break
-                if not matcher.fullmatch(found.relative):
+        skipped, budget = Skipped(), self._budget(context)
+        with closing(walk_files(self._root, skipped, budget, matcher.may_match_below)) as walk:
+            for found in walk:
+                if not matcher.match(found.relative):
                     continue
                 lines = _text_lines(found)
                 if lines is None:
@@ -288,12 +326,20 @@ class FileTools(Toolbox):
                         matches.append(TextMatch(found.relative, number, text))
                 if stopped:
                     break
+        if budget.stopped and not stopped:
+            stopped = f"{budget.stopped}; narrow the glob to search less"
         notes = [stopped] if stopped else []
         if unread:
             notes.append(f"skipped {unread} binary, unreadable or over-2-MiB files")
         if skipped.count:
             notes.append(skipped.note())
         return TextSearch(query, matches, searched, bool(stopped), "; ".join(notes))
+
+    def _budget(self, context: ToolContext | None) -> Budget:
+        """A fresh walk budget from the limits, stopping when ``context`` is cancelled."""
+        if context is None:
+            return Budget(self._max_entries, self._max_seconds)
+        return Budget(self._max_entries, self._max_seconds, lambda: context.cancelled)
 
 
 def _entry(entry: os.DirEntry[str]) -> DirEntry:
@@ -314,18 +360,16 @@ def _shown(path: str) -> str:
     return PurePath(path or ".").as_posix()
 
 
-def _compile_glob(pattern: str) -> re.Pattern[str]:
+def _compile_glob(pattern: str) -> Glob:
     pure = PurePath(pattern)
     if pure.is_absolute() or pattern.startswith("/"):
         raise ToolError(f"{pattern!r} is absolute; glob patterns are relative to the root")
     if ".." in pure.parts:
         raise ToolError(f"{pattern!r} contains '..'; only the root directory can be searched")
     try:
-        return glob_regex(pattern)
-    except re.error:
-        raise ToolError(
-            f"{pattern!r} is not a valid glob pattern (check its [...] parts)"
-        ) from None
+        return compile_glob(pattern)
+    except GlobError as exc:
+        raise ToolError(f"not a valid glob pattern: {exc}") from None
 
 
 def _check_max_results(value: int) -> int:
