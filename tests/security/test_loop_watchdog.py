@@ -54,3 +54,66 @@ def test_well_behaved_async_tools_are_never_reported(caplog: pytest.LogCaptureFi
         result = asyncio.run(patient.invoke({}))
     assert result.content == "done"
     assert not [r for r in caplog.records if "blocked the event loop" in r.getMessage()]
+
+
+def test_the_watchdog_reads_stacks_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No collection can start inside ``sys._current_frames`` (CPython gh-106883 deadlock).
+
+    Before 3.11.9 a collection started there runs finalizers while the thread-list lock is
+    held; a finalizer that lets another thread in can deadlock the whole process.
+    """
+    import gc
+    import sys
+    import threading
+
+    from toolpacks.core.call import _watchdog
+
+    seen: list[bool] = []
+    sampled = threading.Event()
+    real = sys._current_frames
+
+    def spy() -> dict[int, object]:
+        seen.append(gc.isenabled())
+        sampled.set()
+        return real()
+
+    monkeypatch.setattr(sys, "_current_frames", spy)
+
+    @tool
+    async def quick() -> str:
+        """Answer at once (starts the watchdog)."""
+        return "ok"
+
+    assert gc.isenabled()
+    assert asyncio.run(quick.invoke({})).content == "ok"
+    assert sampled.wait(30), "the watchdog never sampled"
+    assert seen and not any(seen), "sys._current_frames ran with the collector enabled"
+    assert gc.isenabled(), "the collector was left paused"
+
+
+def test_the_watchdog_still_reports_under_gc_pressure(caplog: pytest.LogCaptureFixture) -> None:
+    """With a collection every few allocations, a blocking async tool is still reported."""
+    import gc
+
+    @tool(timeout=0.2)
+    async def sleepy_under_pressure() -> str:
+        """Block the loop (wrongly) while garbage piles up."""
+        end = time.monotonic() + 0.9
+        while time.monotonic() < end:
+            cycle: list[object] = []
+            cycle.append(cycle)
+        return "done"
+
+    old = gc.get_threshold()
+    gc.set_threshold(5, 2, 2)
+    try:
+        with caplog.at_level(logging.ERROR, logger="toolpacks"):
+            result = asyncio.run(sleepy_under_pressure.invoke({}))
+    finally:
+        gc.set_threshold(*old)
+    assert result.error is not None
+    assert result.error.kind == "timeout"
+    assert gc.isenabled()
+    assert any("'sleepy_under_pressure'" in r.getMessage() for r in caplog.records)

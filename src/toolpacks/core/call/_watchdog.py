@@ -12,6 +12,7 @@ refused from then on. Calls pay nothing for this but a check that the thread is 
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 import threading
@@ -60,7 +61,7 @@ def _run() -> None:
         time.sleep(INTERVAL)
         now = time.monotonic()
         current: dict[tuple[int, Any], tuple[float, Any]] = {}
-        for frame in sys._current_frames().values():
+        for frame in _frames().values():
             found = _running_call(frame)
             if found is None:
                 continue
@@ -72,6 +73,23 @@ def _run() -> None:
         for key, (since, tool) in current.items():
             if key not in reported and _report(tool, now - since + INTERVAL):
                 reported.add(key)
+
+
+def _frames() -> dict[int, FrameType]:
+    """Every thread's current frame, with the garbage collector paused while they are read.
+
+    ``sys._current_frames`` holds the interpreter's thread-list lock while it builds its
+    dict; a collection started by that allocation can run a finalizer that lets another
+    thread take the GIL and then wait for the same lock: a deadlock of the whole process on
+    CPython before 3.11.9 and 3.12.4 (gh-106883). Without a collection there, there is none.
+    """
+    if not gc.isenabled():
+        return sys._current_frames()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        gc.enable()
 
 
 def _running_call(frame: FrameType | None) -> tuple[tuple[int, Any], ToolDefinition] | None:
