@@ -147,7 +147,7 @@ def login(user: str, token: Annotated[str, Field(json_schema_extra={"writeOnly":
     return f"hello {user}"
 
 
-def _login_fn(**arguments: Any) -> str:
+def _login_fn(**arguments):  # type: ignore[no-untyped-def]  # untyped: schema-only tool
     ran.append("login")
     return f"hello {arguments['user']}"
 
@@ -209,6 +209,19 @@ def test_a_write_only_secret_is_masked_for_every_policy(kind: str, as_text: bool
     assert [who for who, _ in seen] == ["authorize", "approval", "before_invoke"]
     for who, payload in seen:
         assert payload == {"user": "ann", "token": MASK}, who
+
+
+@pytest.mark.parametrize("kind", SECRET_TOOLS)
+def test_a_write_only_secret_is_redacted_from_validation_errors(kind: str) -> None:
+    """A secret of the wrong type is refused without its value in the message."""
+    ts = _recording_host(SECRET_TOOLS[kind](), []).toolset()
+    result = call(ts, "login", {"user": "ann", "token": 40414243444546})
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
+    assert "token" in result.content
+    assert "(value redacted)" in result.content
+    assert "40414243444546" not in result.content
+    assert not ran
 
 
 @pytest.mark.parametrize("kind", SECRET_TOOLS)
