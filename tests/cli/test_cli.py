@@ -136,6 +136,7 @@ def test_show_pack_redacts_secrets(
     Path("toolpacks.toml").write_text(
         '[packs.clock]\napi_key = "sk-abcdef"\nregion = "eu"\n', encoding="utf-8"
     )
+    assert run(capsys, "trust")[0] == 0  # untrusted, [packs.clock] would be withheld
     status, out, _ = run(capsys, "show", "clock", "--json")
     assert status == 0
     data = json.loads(out)

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.cli._errors import CliError, did_you_mean, report
-from toolpacks.cli._toolsets import build_toolset, make_host, pack_names, unknown_pack
+from toolpacks.cli._toolsets import (
+    build_toolset,
+    code_host,
+    make_host,
+    pack_names,
+    unknown_pack,
+)
 
 if TYPE_CHECKING:
     from toolpacks.cli._logs import LogRedactor
@@ -44,7 +50,7 @@ def pack_line(p: dict[str, Any]) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     """``toolpacks list``."""
     if args.tools:
-        host = make_host(args)
+        host = code_host(args)
         for info in host.packs:
             if info.status == "available":
                 host.load(info.name)
@@ -91,7 +97,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace, logs: LogRedactor) -> int:
     from toolpacks.cli._doctor import config_secrets
 
-    host = make_host(args)
+    host = code_host(args)
     try:
         logs.secrets = config_secrets(host)
         names = pack_names(host)
@@ -225,7 +231,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
     from toolpacks.host._lockfile import write_lock
     from toolpacks.packs.entrypoints._manifest import manifest_dir
 
-    host = make_host(args)
+    host = code_host(args)
     try:
         path = write_lock(host, args.output)
     finally:

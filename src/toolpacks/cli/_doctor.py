@@ -25,7 +25,7 @@ from toolpacks.core._secrets import (
     redact_text,
     secret_values,
 )
-from toolpacks.exceptions import ConfigError, ToolpacksError
+from toolpacks.exceptions import ConfigError, ToolpacksError, UntrustedConfigError
 
 if TYPE_CHECKING:
     from toolpacks.host._host import Host
@@ -156,6 +156,10 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
         report.add("error", "config", "\n  ".join([str(exc), *hints]))
         return report
     report.secrets = logs.secrets = config_secrets(host)
+    try:
+        host.check_trusted()  # untrusted [packs.NAME] settings are then withheld (Host.load)
+    except UntrustedConfigError as exc:
+        report.add("error", "config", str(exc))
     for problem in host.discovery_problems:
         report.add("warning", "discovery", problem)
     configured: set[str] = set(host.config.config.pack_settings())
@@ -234,6 +238,9 @@ def _check_agents(host: Host, report: Report) -> None:
         with conflict_notes() as notes:
             try:
                 count = len(host.toolset(agent))
+            except UntrustedConfigError:
+                report.add("error", topic, "not built: the configuration needs trust (above)")
+                unknown = []
             except ToolpacksError as exc:
                 message = str(exc)
                 if "did you mean" not in message:

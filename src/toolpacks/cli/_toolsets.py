@@ -14,7 +14,14 @@ if TYPE_CHECKING:
     from toolpacks.host._host import Host
     from toolpacks.host._toolset import Toolset
 
-__all__ = ["build_toolset", "check_agent", "make_host", "pack_names", "unknown_pack"]
+__all__ = [
+    "build_toolset",
+    "check_agent",
+    "code_host",
+    "make_host",
+    "pack_names",
+    "unknown_pack",
+]
 
 
 def make_host(args: argparse.Namespace, approval: ApprovalHandler | None = None) -> Host:
@@ -22,6 +29,25 @@ def make_host(args: argparse.Namespace, approval: ApprovalHandler | None = None)
     from toolpacks.host._host import Host
 
     return Host(args.config, approval=approval)
+
+
+def code_host(args: argparse.Namespace) -> Host:
+    """``make_host``, for a command that imports packs: refused as building a toolset is.
+
+    ``list --tools``, ``show`` and ``lock`` run pack code with the configuration's
+    ``[packs.NAME]`` settings; an implicit configuration that needs trust and lacks it stops
+    them before any pack is imported, with the same message ``toolset`` gives.
+
+    Raises:
+        UntrustedConfigError: The configuration found here needs ``toolpacks trust``.
+    """
+    host = make_host(args)
+    try:
+        host.check_trusted()
+    except BaseException:
+        host.close()
+        raise
+    return host
 
 
 def pack_names(host: Host) -> list[str]:

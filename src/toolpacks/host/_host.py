@@ -98,6 +98,7 @@ class Host:
         self._host_hooks: list[GlobalHook] = []
         self._host_authorizers: list[Callable[..., Any]] = []
         self._trusted: bool | None = None
+        self._given_settings: set[str] = set()
         self.discovery_problems: tuple[str, ...] = ()
         """Malformed entry-point metadata that discovery skipped (one message each)."""
         self._discovered = self._scan()
@@ -213,6 +214,10 @@ class Host:
         source = PackSource(info, obj, settings)
         state = self._state
         with state.lock:
+            if config is not None:
+                self._given_settings.add(name)
+            else:
+                self._given_settings.discard(name)
             replaced = self._in_process.get(name)
             self._in_process[name] = source
             try:
@@ -275,6 +280,13 @@ class Host:
         info = source.info
         if info.status in ("disabled", "clash", "failed"):
             return LoadedPack(info)
+        if self._settings_need_trust(info.name):
+            error = (
+                f"{self.config.source} was found in the working directory and is not trusted, "
+                f"so its [packs.{info.name}] table was not given to {info.describe()}; review "
+                "it, then run `toolpacks trust`"
+            )
+            return LoadedPack(replace(info, status="failed", error=error))
         from toolpacks.host._config import resolve_env
 
         where = f"{self.config.source}: packs.{info.name}"
@@ -287,6 +299,19 @@ class Host:
         loaded = self._load_resolved(source, settings, state, secrets)
         loaded.secrets = (*loaded.secrets, *secrets)
         return loaded
+
+    def _settings_need_trust(self, name: str) -> bool:
+        """Whether ``[packs.NAME]`` comes from an implicit, untrusted file (so is withheld).
+
+        Every road that runs pack code goes through ``load``, so this is where untrusted
+        settings stop, whichever command asked (``toolset`` refuses earlier, as a whole).
+        Settings passed in code (``add_pack(config=...)``) are the caller's, not the file's.
+        """
+        if name in self._given_settings or not self.config.implicit:
+            return False
+        from toolpacks.host._config import untrusted_keys
+
+        return f"packs.{name}" in untrusted_keys(self.config.raw) and not self.trusted
 
     def _load_resolved(
         self,
