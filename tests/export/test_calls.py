@@ -42,7 +42,7 @@ def keys_of(typed_dict: type) -> set[str]:
 
 def converse(message: dict[str, Any]) -> None:
     """Validate a message against botocore's Converse request model (offline)."""
-    botocore_session = pytest.importorskip("botocore.session")
+    from botocore import session as botocore_session
     from botocore.validate import ParamValidator  # type: ignore[import-untyped]
 
     model = botocore_session.get_session().get_service_model("bedrock-runtime")
@@ -152,7 +152,7 @@ def test_gemini_result_is_a_function_response() -> None:
     assert failed["functionResponse"]["response"] == {"error": "City not found."}
     no_id = render_result(dataclasses.replace(OK, call_id=""), "gemini")
     assert "id" not in no_id["functionResponse"]
-    genai = pytest.importorskip("google.genai.types")
+    from google.genai import types as genai
     for d in (failed, no_id):
         genai.Part.model_validate(d)
 
@@ -425,7 +425,7 @@ def test_gemini_response_content_parts_and_sdk_objects() -> None:
     assert parse_tool_calls(GEMINI_RESPONSE, "gemini") == GEMINI_CALLS
     assert parse_tool_calls(content, "gemini") == GEMINI_CALLS
     assert parse_tool_calls(content["parts"], "gemini") == GEMINI_CALLS
-    genai = pytest.importorskip("google.genai.types")
+    from google.genai import types as genai
     response = genai.GenerateContentResponse.model_validate(GEMINI_RESPONSE)
     assert parse_tool_calls(response, "gemini") == GEMINI_CALLS
 

@@ -199,7 +199,7 @@ def test_bedrock_leaves_out_an_empty_description() -> None:
 
 
 def validate_converse(extra: dict[str, Any]) -> None:
-    botocore_session = pytest.importorskip("botocore.session")
+    from botocore import session as botocore_session
     from botocore.validate import ParamValidator  # type: ignore[import-untyped]
 
     model = botocore_session.get_session().get_service_model("bedrock-runtime")
@@ -211,7 +211,7 @@ def validate_converse(extra: dict[str, Any]) -> None:
 
 def test_gemini_definition_is_a_valid_function_declaration() -> None:
     """Gemini: a ``FunctionDeclaration`` the google-genai SDK accepts (extra fields forbidden)."""
-    genai = pytest.importorskip("google.genai.types")
+    from google.genai import types as genai
     with warnings.catch_warnings():
         warnings.simplefilter("error", ExportWarning)  # nothing of this schema is lost
         d = definition(forecast_tool(), "gemini")

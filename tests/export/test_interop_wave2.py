@@ -42,7 +42,7 @@ def gemini_parts(*calls: dict[str, Any]) -> dict[str, Any]:
 
 
 def genai_part(rendered: dict[str, Any]) -> Any:
-    genai = pytest.importorskip("google.genai.types")
+    from google.genai import types as genai
     return genai.Part.model_validate(rendered)
 
 
@@ -149,7 +149,7 @@ class Query(BaseModel):
 
 def test_gemini_keeps_the_value_type_of_dict_parameters() -> None:
     """``additionalProperties`` survives, rewritten like any schema (refs inlined, nulls)."""
-    genai = pytest.importorskip("google.genai.types")
+    from google.genai import types as genai
     with warnings.catch_warnings():
         warnings.simplefilter("error", ExportWarning)
         d = definition(FakeTool("q", "Query.", Query.model_json_schema()), "gemini")

@@ -8,15 +8,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 import pytest
+from google.genai import types as genai  # the test extra installs it: the official shapes
 from pydantic import AnyUrl, BaseModel, Field
 
 from toolpacks.core.call._strict_nulls import drop_strict_nulls
 from toolpacks.export import ExportWarning, definition
-
-try:  # optional: validates Gemini declarations against the official SDK types when present
-    from google.genai import types as genai
-except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-    genai = None  # type: ignore[assignment]
 
 from ._fakes import FakeTool
 
@@ -160,7 +156,7 @@ def test_strict_inlines_refs_with_sibling_keywords() -> None:
 
 def test_strict_output_accepts_what_the_model_sends_and_the_tool_accepts_it() -> None:
     """A strict-shaped answer validates against the strict schema and, cleaned, the model."""
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     params, _ = strict_params(tool_for(Person))
     answer = {
         "name": "Ada",
@@ -288,8 +284,7 @@ def gemini_params(tool: FakeTool) -> tuple[dict[str, Any], list[str]]:
         warnings.simplefilter("always")
         d = definition(tool, "gemini")
     messages = [str(w.message) for w in record if issubclass(w.category, ExportWarning)]
-    if genai is not None:  # the SDK forbids unknown fields: a strict check of the shape
-        genai.FunctionDeclaration.model_validate(d)
+    genai.FunctionDeclaration.model_validate(d)  # the SDK forbids unknown fields
     return d.get("parameters", {}), messages
 
 

@@ -180,7 +180,7 @@ def test_strict_export_leaves_the_source_schema_alone(fmt: str) -> None:
 
 def openai_client(answers: list[dict[str, Any]]) -> Any:
     """The real OpenAI client, with a transport that answers one canned completion per request."""
-    openai = pytest.importorskip("openai")
+    import openai
 
     def handle(request: httpx.Request) -> httpx.Response:
         answers.append(json.loads(request.content))
@@ -261,7 +261,7 @@ def descriptions(schema: Any) -> list[str]:
 
 def test_anthropic_sdk_transform_finds_nothing_left_to_move() -> None:
     """The SDK's own ``transform_schema`` adds nothing to our descriptions: all is supported."""
-    anthropic = pytest.importorskip("anthropic")
+    import anthropic
     schema = definition(tool_for(Person), "anthropic", strict=True)["input_schema"]
     assert descriptions(anthropic.transform_schema(copy.deepcopy(schema))) == descriptions(schema)
     # The check is not vacuous: the tool's own schema has keywords the SDK would move.
@@ -349,8 +349,8 @@ def test_anthropic_strict_turns_one_of_into_any_of() -> None:
 
 def test_anthropic_client_sends_strict() -> None:
     """The official client sends ``strict`` with the tool, as we exported it."""
-    anthropic = pytest.importorskip("anthropic")
-    httpx2 = pytest.importorskip("httpx2")  # the transport library this SDK uses
+    import anthropic
+    import httpx2
     sent: list[dict[str, Any]] = []
 
     def handle(request: Any) -> Any:
@@ -385,7 +385,7 @@ def test_anthropic_client_sends_strict() -> None:
 
 
 def validate_converse(tools: list[dict[str, Any]]) -> None:
-    botocore_session = pytest.importorskip("botocore.session")
+    from botocore import session as botocore_session
     from botocore.validate import ParamValidator  # type: ignore[import-untyped]
 
     model = botocore_session.get_session().get_service_model("bedrock-runtime")

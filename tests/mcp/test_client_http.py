@@ -238,22 +238,10 @@ def test_server_gone_and_back_is_reconnected_at_the_next_call(
         server.stop()
 
 
-def _serve_supports_http() -> bool:
-    help_text = subprocess.run(
-        [sys.executable, "-m", "toolpacks", "serve", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
-    return "--http" in help_text
-
-
 def test_a_toolpacks_http_server_is_mounted_by_a_second_host(
     tmp_path: Path, make_host: Callable[..., Host]
 ) -> None:
     """``toolpacks serve --http`` in one process, mounted with ``url`` by another host."""
-    if not _serve_supports_http():
-        pytest.skip("`toolpacks serve --http` is not available in this tree yet")
     from .conftest import write_demo
 
     config = write_demo(tmp_path)

@@ -218,7 +218,6 @@ def test_an_async_tool_without_a_timeout_is_reported_past_the_default_limit(
 
 def test_serve_grace_periods_and_their_override(monkeypatch: pytest.MonkeyPatch) -> None:
     """2 s after end of input, 10 s after a signal; TOOLPACKS_SERVE_GRACE replaces both."""
-    pytest.importorskip("mcp")
     from toolpacks.mcp import _stdio
 
     assert (_stdio.GRACE_ON_EOF, _stdio.GRACE_ON_SIGNAL) == (2.0, 10.0)
