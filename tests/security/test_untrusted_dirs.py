@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp")
-
 from toolpacks import Host, ToolResult, Toolset
 from toolpacks.cli._main import main
 
