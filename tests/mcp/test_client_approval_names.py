@@ -91,7 +91,9 @@ def make_host(tmp_path: Path) -> Iterator[Callable[..., Host]]:
             "env": {"CALL_LOG": str(tmp_path / "calls.log")},
             **server,
         }
-        host = Host(write_config(tmp_path, {"remote": table}, extra), discover=False, approval=approval)
+        host = Host(
+            write_config(tmp_path, {"remote": table}, extra), discover=False, approval=approval
+        )
         hosts.append(host)
         return host
 
@@ -139,7 +141,8 @@ def test_a_renamed_tool_keeps_its_approval_and_every_tool_then_needs_one(
 
     refused = call(host.toolset(), "wipe_all", {"path": "/srv"})
     assert refused.is_error is True
-    assert refused.error is not None and refused.error.kind == "denied"
+    assert refused.error is not None
+    assert refused.error.kind == "denied"
     assert [r.qualified_name for r in deny.requests] == ["remote.wipe_all"]
 
     stale = call(before, "add", {"a": 1, "b": 2})
@@ -167,4 +170,9 @@ def test_a_host_rename_keeps_the_servers_approval(make_host: Callable[..., Host]
     """An agent's ``rename`` moves the exposed name; the approval goes with the tool."""
     agent = '\n[agents.ops]\npacks = ["remote"]\nrename = { "remote.wipe" = "delete" }\n'
     host = make_host(extra=agent, require_approval=["wipe"])
-    assert gated(host, "ops") == {"add": False, "delete": True, "files_read": False, "rename": False}
+    assert gated(host, "ops") == {
+        "add": False,
+        "delete": True,
+        "files_read": False,
+        "rename": False,
+    }

@@ -118,7 +118,6 @@ def test_the_cap_must_be_positive(tmp_path: Path) -> None:
 
 def frames(chunks: list[bytes], cap: int) -> list[str]:
     """What ``BoundedLines`` hands the SDK's reader for the server's ``chunks``."""
-
     from toolpacks.packs.mcp._relay import BoundedLines
 
     async def run() -> list[str]:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from toolpacks.filetools._reviewed import Budget, regular_files, verify_files
 from toolpacks.packs._trust import fingerprint
+from toolpacks.packs.mcp._args import redact_args
 
 __all__ = [
     "ServerSpec",
@@ -152,7 +153,7 @@ class ServerSpec:
         """``MCP server 'time' (python -m mcp_server_time)``, for messages."""
         if self.url is not None:
             return f"MCP server {self.name!r} ({shown_url(self.url)})"
-        shown = " ".join([self.command or "", *self.args])
+        shown = " ".join([self.command or "", *redact_args(self.args)])
         if len(shown) > 80:
             shown = shown[:77] + "..."
         return f"MCP server {self.name!r} ({shown})"
