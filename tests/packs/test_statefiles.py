@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import stat
 import sys
@@ -78,16 +77,28 @@ def test_concurrent_atomic_writes_never_share_a_temporary(tmp_path: Path) -> Non
     assert target.read_text(encoding="utf-8").startswith("writer ")
 
 
-def _add_key(path: str, key: str) -> None:
-    update_json(Path(path), lambda data: {**data, key: True})
+ADD_KEY = """
+import sys
+from pathlib import Path
+from toolpacks.packs._statefiles import update_json
+update_json(Path(sys.argv[1]), lambda data: {**data, sys.argv[2]: True})
+"""
 
 
 def test_sixteen_processes_updating_one_file_keep_every_entry(tmp_path: Path) -> None:
     """16 concurrent read-modify-writes from separate processes: all 16 keys are kept."""
+    import subprocess
+
     target = tmp_path / "shared.json"
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(16) as pool:
-        pool.starmap(_add_key, [(str(target), f"k{n}") for n in range(16)], chunksize=1)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", ADD_KEY, str(target), f"k{n}"], stderr=subprocess.PIPE
+        )
+        for n in range(16)
+    ]
+    done = [(p, p.communicate(timeout=120)[1]) for p in procs]
+    errors = [err for p, err in done if p.returncode != 0]
+    assert errors == []
     assert sorted(json.loads(target.read_text(encoding="utf-8"))) == sorted(
         f"k{n}" for n in range(16)
     )
