@@ -141,6 +141,7 @@ def test_no_command_prints_a_server_argument_secret(
     assert_hidden(printed, list(ARG_SECRETS.values()))
 
 
+@pytest.mark.slow
 def test_a_server_printing_its_secret_shows_it_nowhere(
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,

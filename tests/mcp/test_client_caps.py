@@ -83,6 +83,7 @@ def make_host(tmp_path: Path) -> Iterator[Callable[..., Host]]:
 # -- messages -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_oversized_result_fails_that_call_naming_the_cap_and_the_server_goes_on(
     make_host: Callable[..., Host],
 ) -> None:
@@ -97,6 +98,7 @@ def test_an_oversized_result_fails_that_call_naming_the_cap_and_the_server_goes_
     assert value(call(toolset, "big", {"size": 1000})) == "x" * 1000
 
 
+@pytest.mark.slow
 def test_the_default_cap_is_16_mib(make_host: Callable[..., Host]) -> None:
     """Without ``max_message_bytes``: 12 MB results arrive whole, 20 MB ones are refused."""
     toolset = make_host().toolset()
@@ -154,6 +156,19 @@ def test_an_oversized_response_becomes_an_error_for_its_request_id() -> None:
     assert after == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 
+def test_an_oversized_message_without_a_request_to_fail_is_dropped_or_ends_the_session() -> None:
+    """Oversized, but no call waits on it: a notification is dropped, an untold answer ends.
+
+    An answer whose id is not near its start cannot be tied to a call, so the stream ends
+    (and the server is started again at the next call).
+    """
+    notification = b'{"jsonrpc":"2.0","method":"notifications/message","params":"' + b"n" * 5000
+    after = b'{"jsonrpc":"2.0","id":2,"result":{}}\n'
+    assert frames([notification + b'"}\n', after], 1024) == [after.decode()]
+    untold = b'{"result":{"x":"' + b"u" * 100_000 + b'"},"id":3,"jsonrpc":"2.0"}\n'
+    assert frames([untold, after], 1024) == []
+
+
 def test_stdout_lines_that_are_not_messages_are_dropped() -> None:
     """A server printing text on stdout: dropped here, never logged by the SDK with its text."""
     out = frames([b"debug: token=abc\n", b'{"jsonrpc":"2.0","id":1,"result":{}}\n'], MIB)
@@ -189,6 +204,7 @@ def test_stderr_without_a_newline_is_read_in_bounded_pieces() -> None:
     assert tail[-2].startswith("xxxx")
 
 
+@pytest.mark.slow
 def test_a_server_writing_50_mb_of_stderr_without_a_newline_still_works(
     make_host: Callable[..., Host],
 ) -> None:
