@@ -377,8 +377,10 @@ def register_tools(register):
         register(t)
 '''
 
-RAW_TIMEOUT = 10.0
-"""Seconds a raw test waits for one response line before it fails."""
+RAW_TIMEOUT = 120.0
+"""A ceiling, not an expectation: a wait for a line ends when the line comes or the server
+exits (end of output), so a loaded machine makes a test slower, never red; only a server that
+is alive and silent for this long fails it."""
 
 
 def write_hostile(directory: Path) -> Path:

@@ -19,7 +19,7 @@ import pytest
 from toolpacks.mcp._stdio import GRACE_ENV
 from toolpacks.mcp._wire import MAX_MESSAGE_BYTES
 
-from .conftest import RawServer, result_text
+from .conftest import RAW_TIMEOUT, RawServer, result_text
 
 StartServer = Callable[..., RawServer]
 
@@ -34,7 +34,12 @@ def _still_answers(raw: RawServer) -> None:
     assert raw.call("add", {"a": 2, "b": 3})["structuredContent"] == {"result": 5}
 
 
-def _wait_for(path: Path, timeout: float = 10.0) -> None:
+EXIT_CEILING = 60.0
+"""Seconds a test waits for an exit it expects (a ceiling for a loaded machine, not a time
+the behaviour promises: how soon is measured by the grace, from below)."""
+
+
+def _wait_for(path: Path, timeout: float = RAW_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
         assert time.monotonic() < deadline, f"{path.name} was never written"
@@ -154,7 +159,7 @@ def test_end_of_input_answers_the_last_request_and_exits_zero(raw_server: StartS
     server.close_stdin()
     answer = server.response(50)
     assert answer["result"]["isError"] is False
-    assert server.wait(5) == 0
+    assert server.wait(EXIT_CEILING) == 0
 
 
 def test_end_of_input_with_a_stuck_sync_tool_exits_non_zero(
@@ -174,10 +179,10 @@ def test_end_of_input_with_a_stuck_sync_tool_exits_non_zero(
     _wait_for(marker)
     closed = time.monotonic()
     server.close_stdin()
-    code = server.wait(5)
-    assert code is not None, "the server did not exit within 5 s of end of input"
+    code = server.wait(EXIT_CEILING)
+    assert code is not None, "a stuck sync tool kept the server alive after end of input"
     assert code == 3
-    assert time.monotonic() - closed < 5
+    assert time.monotonic() - closed >= 0.4  # the grace was given
     assert "hang" in server.stderr()
 
 
@@ -200,7 +205,7 @@ def test_sigterm_answers_the_call_in_flight_then_exits_zero(
     answer = server.response(70)
     assert answer["result"]["isError"] is False
     assert result_text(answer["result"]) == "slept 1.0"
-    assert server.wait(5) == 0
+    assert server.wait(EXIT_CEILING) == 0
 
 
 def test_sigterm_with_a_stuck_call_exits_non_zero_after_the_grace(
@@ -220,8 +225,8 @@ def test_sigterm_with_a_stuck_call_exits_non_zero_after_the_grace(
     _wait_for(marker)
     signalled = time.monotonic()
     server.proc.send_signal(signal.SIGTERM)
-    code = server.wait(6)
-    assert code is not None, "the server did not exit within the grace and 5 s"
+    code = server.wait(EXIT_CEILING)
+    assert code is not None, "a stuck sync tool kept the server alive after SIGTERM"
     assert code != 0
     assert time.monotonic() - signalled >= 0.9
     assert "hang" in server.stderr()
@@ -245,5 +250,5 @@ def test_sigterm_stops_reading_new_requests(raw_server: StartServer, tmp_path: P
     server.send({"jsonrpc": "2.0", "id": 91, "method": "tools/list"})
     first = server.receive()
     assert first["id"] == 90
-    assert server.wait(5) == 0
+    assert server.wait(EXIT_CEILING) == 0
     assert all(m.get("id") != 91 or "result" not in m for m in server.rest())
