@@ -140,3 +140,22 @@ def test_fingerprint_still_hashes_small_regular_files(tmp_path: Path) -> None:
     second = fingerprint("d", [code], tmp_path)
     code.unlink()
     assert len({first, second, fingerprint("d", [code], tmp_path)}) == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_store_in_a_linked_directory_trusts_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default store's directory must be the user's own; a link there is not believed."""
+    monkeypatch.delenv("TOOLPACKS_TRUST_FILE", raising=False)
+    monkeypatch.setattr(_trust, "config_dir", lambda: tmp_path / "cfg")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cfg").symlink_to(elsewhere, target_is_directory=True)
+    config = tmp_path / "toolpacks.toml"
+    (elsewhere / "trusted.json").write_text(
+        json.dumps({str(config.resolve()): "planted"}), encoding="utf-8"
+    )
+    assert not is_trusted(config, "planted")
+    with pytest.raises(OSError, match="symbolic link"):
+        trust(config, "mine")

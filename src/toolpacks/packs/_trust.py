@@ -113,9 +113,16 @@ def _hash_bounded(fd: int, info: os.stat_result) -> str:
 
 
 def _read() -> dict[str, Any]:
-    """The store's entries; an unreadable store trusts nothing (it is never overwritten)."""
+    """The store's entries; an unreadable store trusts nothing (it is never overwritten).
+
+    Whoever can write the default store's directory could grant trust, so a directory that
+    is a link or someone else's is not believed (``private_dir``).
+    """
+    store = trust_store_path()
     try:
-        return read_json(trust_store_path())
+        if not os.environ.get("TOOLPACKS_TRUST_FILE") and os.path.lexists(store.parent):
+            private_dir(store.parent)
+        return read_json(store)
     except (OSError, UnicodeDecodeError):
         return {}
 
