@@ -135,7 +135,7 @@ def _override_checks(tool: ToolDefinition) -> dict[str, Callable[[Any], Any]]:
     """Validators for call-time values overriding fixed kwargs, from the parameters' types."""
     from pydantic import ConfigDict, TypeAdapter
 
-    from toolpacks.core.define._schema import type_hints
+    from toolpacks.core.define._hints import type_hints
 
     try:
         hints = type_hints(tool.fn)

@@ -17,15 +17,9 @@ from types import MethodType
 from typing import Any, Self
 
 from toolpacks.core._hooks import ToolHooks
-from toolpacks.core.define._schema import (
-    ExtraArgs,
-    Signature,
-    analyze,
-    docstring_of,
-    output_of,
-    output_type_of,
-    unwrap_partial,
-)
+from toolpacks.core.define._hints import unwrap_partial
+from toolpacks.core.define._output import output_of, output_type_of
+from toolpacks.core.define._schema import ExtraArgs, Signature, analyze, docstring_of
 from toolpacks.core.define._text import hidden_characters
 from toolpacks.core.define._traits import (
     Kind,

@@ -10,10 +10,7 @@ pydantic's own generator, as pydantic-ai does, which skips making and inspecting
 
 from __future__ import annotations
 
-import copy
-import functools
 import inspect
-import sys
 import types
 import typing
 from collections.abc import Callable
@@ -44,10 +41,11 @@ from typing_extensions import TypedDict
 
 from toolpacks.core._context import ToolContext
 from toolpacks.core.define._docstrings import parse_docstring
+from toolpacks.core.define._hints import fn_label, reason, type_hints, unwrap_partial
 from toolpacks.core.define._jsonschema import drop_titles
 from toolpacks.exceptions import ToolDefinitionError
 
-__all__ = ["ExtraArgs", "Signature", "analyze", "output_of", "output_type_of"]
+__all__ = ["ExtraArgs", "Signature", "analyze", "docstring_of"]
 
 ExtraArgs = Literal["reject", "ignore"]
 """What to do with arguments a tool does not declare: refuse the call, or drop them."""
@@ -105,78 +103,11 @@ def _split_annotated(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
     return annotation, ()
 
 
-def unwrap_partial(fn: Any) -> Any:
-    """The function under any ``functools.partial`` layers (it has the name and docstring)."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return fn
-
-
 def docstring_of(fn: Callable[..., Any]) -> str | None:
     """The cleaned docstring that describes ``fn`` (a partial's function's), if any."""
     if inspect.isclass(fn):
         return None
     return inspect.getdoc(unwrap_partial(fn))
-
-
-def _reason(exc: BaseException) -> str:
-    """The first line of a (pydantic) error message: the reason without the advice."""
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else type(exc).__name__
-    # pydantic's advice (allow arbitrary types) does not apply to tool parameters.
-    return line.split(". Set `arbitrary_types_allowed", 1)[0]
-
-
-def _fn_label(fn: Callable[..., Any]) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-
-
-def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Resolve a callable's annotations (string annotations included), or explain why not."""
-    target = unwrap_partial(fn)
-    if not (inspect.isfunction(target) or inspect.ismethod(target)) and callable(target):
-        target = type(target).__call__
-    try:
-        return typing.get_type_hints(target, include_extras=True)
-    except NameError as exc:
-        # String annotations (``from __future__ import annotations``) naming types local to
-        # the function that defines the tool: resolve them in that function's frame.
-        localns = _defining_locals(target)
-        if localns:
-            try:
-                return typing.get_type_hints(target, localns=localns, include_extras=True)
-            except Exception:
-                pass
-        error: Exception = exc
-    except Exception as exc:
-        error = exc
-    raise ToolDefinitionError(
-        f"tool function {_fn_label(fn)!r}: cannot resolve its type hints ({error}); "
-        "define the types it names at module level or import them"
-    ) from error
-
-
-def _defining_locals(target: Any) -> dict[str, Any]:
-    """The local names of the still-running frames enclosing ``target``'s definition."""
-    code = getattr(getattr(target, "__func__", target), "__code__", None)
-    if code is None:
-        return {}
-    frame: types.FrameType | None = sys._getframe(1)
-    depth = 0
-    while frame is not None and depth < 64:
-        if code in frame.f_code.co_consts:
-            merged: dict[str, Any] = {}
-            outer: types.FrameType | None = frame
-            while outer is not None:
-                for key, value in outer.f_locals.items():
-                    merged.setdefault(key, value)
-                outer = outer.f_back
-                if outer is not None and outer.f_code.co_name == "<module>":
-                    break
-            return merged
-        frame = frame.f_back
-        depth += 1
-    return {}
 
 
 def _jsonable_default(value: Any) -> tuple[bool, Any]:
@@ -246,7 +177,7 @@ def analyze(
         ToolDefinitionError: A parameter lacks a type hint or has a type with no JSON Schema,
             the return annotation is missing, or the context parameter is misused.
     """
-    label = _fn_label(fn)
+    label = fn_label(fn)
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -460,7 +391,7 @@ def _arguments(
     except SchemaError as exc:
         raise ToolDefinitionError(
             f"tool function {label!r}: a parameter's constraints are invalid "
-            f"({_reason(exc)}); fix the Field(...) constraints (an uncompilable `pattern`, "
+            f"({reason(exc)}); fix the Field(...) constraints (an uncompilable `pattern`, "
             "a wrong bound)"
         ) from exc
     except (PydanticSchemaGenerationError, TypeError, NameError) as exc:
@@ -468,7 +399,7 @@ def _arguments(
         where = f"parameter {bad!r}" if bad else "a parameter"
         raise ToolDefinitionError(
             f"tool function {label!r}: {where} has a type with no JSON Schema "
-            f"({_reason(exc)}); use JSON-compatible types (str, int, float, bool, list, dict, "
+            f"({reason(exc)}); use JSON-compatible types (str, int, float, bool, list, dict, "
             "Literal, Enum, "
             "pydantic models, dataclasses, TypedDict)"
         ) from exc
@@ -504,59 +435,8 @@ def _json_schema(label: str, core: CoreSchema, fields: dict[str, Any]) -> dict[s
         where = f"parameter {bad!r}" if bad else "a parameter"
         raise ToolDefinitionError(
             f"tool function {label!r}: {where} has a type with no JSON Schema "
-            f"({_reason(exc)}); use JSON-compatible types instead"
+            f"({reason(exc)}); use JSON-compatible types instead"
         ) from exc
     schema = drop_titles(schema)
     schema.setdefault("properties", {})
     return schema
-
-
-def output_type_of(return_annotation: Any, *, generator: bool) -> Any:
-    """The type of what a tool produces: the return type, or a generator's item type."""
-    if not generator or return_annotation is inspect.Parameter.empty:
-        return return_annotation
-    args = get_args(return_annotation)
-    return args[0] if args else inspect.Parameter.empty
-
-
-def output_of(
-    label: str, output_type: Any
-) -> tuple[dict[str, Any] | None, TypeAdapter[Any] | None]:
-    """The JSON Schema of a tool's output type and a validator for it, built once.
-
-    Both are None when the output is not typed (no annotation, ``Any``, ``None``).
-
-    Raises:
-        ToolDefinitionError: The type has no JSON Schema.
-    """
-    if output_type is inspect.Parameter.empty or output_type is Any:
-        return None, None
-    if output_type is None or output_type is type(None):
-        return None, None
-    try:
-        hash(output_type)
-    except TypeError:
-        return _build_output(label, output_type)
-    cached = _OUTPUTS.get(output_type)
-    if cached is None:
-        if len(_OUTPUTS) >= 512:  # bounded: locally defined models must not pile up
-            _OUTPUTS.clear()
-        cached = _OUTPUTS[output_type] = _build_output(label, output_type)
-    schema, adapter = cached
-    return copy.deepcopy(schema), adapter
-
-
-_OUTPUTS: dict[Any, tuple[dict[str, Any], TypeAdapter[Any]]] = {}
-"""Output schemas and validators by return type: most tools return str, int, dict or a few
-shared models, and building a TypeAdapter costs a fraction of a millisecond each time."""
-
-
-def _build_output(label: str, output_type: Any) -> tuple[dict[str, Any], TypeAdapter[Any]]:
-    try:
-        adapter: TypeAdapter[Any] = TypeAdapter(output_type)
-        return drop_titles(adapter.json_schema(mode="serialization")), adapter
-    except Exception as exc:
-        raise ToolDefinitionError(
-            f"tool function {label!r}: its return type {output_type!r} has no JSON Schema "
-            f"({_reason(exc)}); return a JSON-compatible type or annotate `-> Any`"
-        ) from exc
