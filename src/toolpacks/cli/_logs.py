@@ -14,7 +14,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from toolpacks.core._secrets import redact_text
+from toolpacks.core._logscrub import install, known_secrets, remember, scrub_record
+from toolpacks.core._secrets import REDACTED
 
 __all__ = [
     "LogRedactor",
@@ -38,24 +39,31 @@ def is_conflict_record(record: logging.LogRecord) -> bool:
 class LogRedactor(logging.Filter):
     """Rewrites each log record with secrets and token-like strings redacted.
 
-    Set ``secrets`` once they are known; until then only token-like strings and URL
-    passwords are hidden.
+    Set ``secrets`` once they are known; until then only token-like strings, URL passwords
+    and the secrets hosts remembered (``core._logscrub``) are hidden. The values set are
+    remembered too, for as long as the redactor lives, so that records of the whole
+    ``toolpacks`` tree and of the MCP SDK, whatever handler shows them, are scrubbed of
+    them as well.
     """
 
     def __init__(self) -> None:
         super().__init__()
-        self.secrets: tuple[str, ...] = ()
+        self._secrets: tuple[str, ...] = ()
+        install()
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
         """Values to redact (see ``config_secrets``)."""
+        return self._secrets
+
+    @secrets.setter
+    def secrets(self, values: tuple[str, ...]) -> None:
+        self._secrets = tuple(values)
+        remember(self, self._secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact the message, the traceback and the stack of ``record`` in place."""
-        record.msg = redact_text(record.getMessage(), self.secrets)
-        record.args = None
-        if record.exc_info:
-            trace = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = redact_text(trace, self.secrets)
-        if record.stack_info:
-            record.stack_info = redact_text(record.stack_info, self.secrets)
+        scrub_record(record, (*self._secrets, *known_secrets()), REDACTED)
         return True
 
 

@@ -235,10 +235,15 @@ def load_pack(
 
     Any ``BaseException`` the pack's code raises marks it failed (``SystemExit`` and a
     ``KeyboardInterrupt`` it raised itself included); only a real Ctrl-C (a SIGINT that
-    arrived while loading) propagates.
+    arrived while loading) propagates. ``secrets`` (the values of the pack's secret
+    settings) are masked in its failure message and, while ``pm`` lives, in every log record
+    of toolpacks and the MCP SDK.
     """
     from dataclasses import replace
 
+    from toolpacks.core._logscrub import remember
+
+    remember(pm, secrets)  # masked in every log record while the host lives
     info = source.info
     started = time.perf_counter()
     try:

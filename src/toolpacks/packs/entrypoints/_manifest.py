@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolpacks._version import __version__
+from toolpacks.core._logscrub import remember
 from toolpacks.core._secrets import holds_secret, secret_values
 from toolpacks.packs._record import LoadedPack, PackSource
 from toolpacks.packs._statefiles import atomic_write, cache_dir, locked, private_dir
@@ -369,6 +370,7 @@ class Manifests:
         pack = _listed_pack(source, variant, lambda: load(name), self._environ)
         if pack is None:
             return load(name)
+        remember(self, pack.secrets)  # masked in log records, as for an imported pack
         self._listed[key] = pack
         return pack
 
