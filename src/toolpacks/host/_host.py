@@ -127,23 +127,9 @@ class Host:
             UntrustedConfigError: The configuration was found in the working directory, is
                 not trusted as it is, and sets keys that grant capability or run code.
         """
-        if not self.config.implicit or self.config.path is None:
-            return
-        from toolpacks.host._config import untrusted_keys
+        from toolpacks.host._trust_scope import refuse_untrusted
 
-        keys = untrusted_keys(self.config.raw)
-        if not keys or self.trusted:
-            return
-        from toolpacks.exceptions import UntrustedConfigError
-
-        path = self.config.path
-        raise UntrustedConfigError(
-            f"{path} was found in the working directory and is not trusted (or it, or code it "
-            f"points to, changed since it was trusted). It sets {', '.join(keys)}, which can "
-            "grant access or run code; untrusted, only [agents.*], packs.disabled and "
-            f"packs.priority apply. Review it, then run `toolpacks trust` in {path.parent}, "
-            f"or pass it explicitly (--config {path.name} / Host(config=...))."
-        )
+        refuse_untrusted(self.config, lambda: self.trusted)
 
     def _scan(self) -> dict[str, PackSource]:
         """Installed packs, unless discovery is off; records discovery's problems."""
@@ -307,11 +293,11 @@ class Host:
         settings stop, whichever command asked (``toolset`` refuses earlier, as a whole).
         Settings passed in code (``add_pack(config=...)``) are the caller's, not the file's.
         """
-        if name in self._given_settings or not self.config.implicit:
+        if name in self._given_settings:
             return False
-        from toolpacks.host._config import untrusted_keys
+        from toolpacks.host._trust_scope import settings_withheld
 
-        return f"packs.{name}" in untrusted_keys(self.config.raw) and not self.trusted
+        return settings_withheld(self.config, name, lambda: self.trusted)
 
     def _load_resolved(
         self,

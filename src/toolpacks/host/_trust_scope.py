@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,7 +24,15 @@ from toolpacks.host._config import LoadedConfig, untrusted_keys
 from toolpacks.packs._trust import fingerprint, is_trusted
 from toolpacks.packs.mcp._spec import server_code_files
 
-__all__ = ["MAX_FILES", "config_fingerprint", "covered_files", "needs_trust", "trusted"]
+__all__ = [
+    "MAX_FILES",
+    "config_fingerprint",
+    "covered_files",
+    "needs_trust",
+    "refuse_untrusted",
+    "settings_withheld",
+    "trusted",
+]
 
 MAX_FILES = 10_000
 """Directory entries one trust check visits at most; past them nothing more is covered (and
@@ -118,3 +126,42 @@ def _trusted_review(loaded: LoadedConfig) -> Review | None:
     if not is_trusted(loaded.path, print_):
         return None
     return replace(review, recheck=lambda: _trusted_review(loaded))
+
+
+def refuse_untrusted(loaded: LoadedConfig, is_trusted_now: Callable[[], bool]) -> None:
+    """Refuse an implicit configuration that grants capability and is not trusted as it is.
+
+    ``is_trusted_now`` is asked only when the file sets such keys (it fingerprints code).
+
+    Raises:
+        UntrustedConfigError: The configuration was found in the working directory, is
+            not trusted as it is, and sets keys that grant capability or run code.
+    """
+    if not loaded.implicit or loaded.path is None:
+        return
+    keys = untrusted_keys(loaded.raw)
+    if not keys or is_trusted_now():
+        return
+    from toolpacks.exceptions import UntrustedConfigError
+
+    path = loaded.path
+    raise UntrustedConfigError(
+        f"{path} was found in the working directory and is not trusted (or it, or code it "
+        f"points to, changed since it was trusted). It sets {', '.join(keys)}, which can "
+        "grant access or run code; untrusted, only [agents.*], packs.disabled and "
+        f"packs.priority apply. Review it, then run `toolpacks trust` in {path.parent}, "
+        f"or pass it explicitly (--config {path.name} / Host(config=...))."
+    )
+
+
+def settings_withheld(
+    loaded: LoadedConfig, pack: str, is_trusted_now: Callable[[], bool]
+) -> bool:
+    """Whether ``[packs.PACK]`` comes from an implicit, untrusted file (so is withheld).
+
+    Every road that runs pack code loads it through the host, so this is where untrusted
+    settings stop, whichever command asked (``toolset`` refuses earlier, as a whole).
+    """
+    if not loaded.implicit:
+        return False
+    return f"packs.{pack}" in untrusted_keys(loaded.raw) and not is_trusted_now()
