@@ -46,6 +46,7 @@ __all__ = ["DEFAULT_MAX_BODY_BYTES", "HttpServed", "build_http_app", "http_app"]
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The largest request body accepted by default (4 MiB; tool arguments are capped at 1 MiB)."""
 
+_UNKNOWN: Any = object()
 _NOT_STARTED = (
     "this toolpacks MCP app has not been started: its lifespan did not run. When you mount it "
     "in another ASGI app, enter `app.router.lifespan_context(app)` in that app's lifespan."
@@ -101,6 +102,23 @@ class _Agent:
         self.max_body_bytes = max_body_bytes
         self.started = False
 
+    def problem(self) -> str:
+        """Why this endpoint cannot serve now, or ``""`` when it can (for ``/healthz``).
+
+        The SDK's session manager runs every request in one task group: once that group is
+        cancelled (a ``BaseException`` escaping a request does it) or gone, every request to
+        this endpoint fails until the process is restarted.
+        """
+        if not self.started:
+            return f"agent {self.name}: the MCP session manager is not running"
+        # A private attribute of the SDK: when a release renames it, only this check is lost.
+        group = getattr(self.manager, "_task_group", _UNKNOWN)
+        if group is None:
+            return f"agent {self.name}: the MCP session manager has stopped"
+        if group is not _UNKNOWN and group.cancel_scope.cancel_called:
+            return f"agent {self.name}: the MCP session manager's task group was cancelled"
+        return ""
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one HTTP request to this agent's MCP endpoint."""
         headers = dict(scope["headers"])
@@ -129,7 +147,7 @@ class _Agent:
         await self.manager.handle_request(scope, _replay(body, receive), send)
 
     async def _refuse(self, refusal: Refusal, scope: Scope, receive: Receive, send: Send) -> None:
-        self.metrics.refused[refusal.reason] += 1
+        self.metrics.refuse(refusal.reason)
         await _rpc_error(refusal.status, refusal.message, refusal.headers)(scope, receive, send)
 
     async def _body(
@@ -302,6 +320,10 @@ def build_http_app(
     }
 
     async def healthz(request: Request) -> Response:
+        problems = [p for p in (e.problem() for e in endpoints.values()) if p]
+        if problems:
+            body = {"status": "unavailable", "agents": list(names), "reasons": problems}
+            return _json_response(503, body)
         return _json_response(200, {"status": "ok", "agents": list(names)})
 
     async def metrics_endpoint(request: Request) -> Response:
@@ -309,7 +331,7 @@ def build_http_app(
 
         refusal = guard.check(dict(request.scope["headers"]))
         if refusal is not None:
-            metrics.refused[refusal.reason] += 1
+            metrics.refuse(refusal.reason)
             return _rpc_error(refusal.status, refusal.message, refusal.headers)
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
 

@@ -10,16 +10,17 @@ Outcomes: ``ok``; ``error`` (an error result: bad arguments, a failing tool, a r
 empty, so clients cannot grow the metrics with names of their choosing); ``cancelled`` (the
 client went away, or the server stopped before the call finished).
 
-The counters are kept per process: with ``--workers N`` each worker counts the requests it
-served, and ``/metrics`` answers with the counters of the worker that took the scrape.
+With ``--workers N`` the workers share their values through ``prometheus_client``'s
+multiprocess mode, so ``/metrics`` answers with the whole server's counts whichever worker
+takes the scrape.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -41,31 +42,76 @@ CallToolHandler = Callable[
 """The SDK's ``tools/call`` handler signature."""
 
 
-def _label(value: str) -> str:
-    """A Prometheus label value, escaped."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""Where ``prometheus_client`` keeps the values of every worker (set by the supervisor)."""
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+"""Upper bounds (seconds) of the call-latency histogram's buckets."""
 
 
 class CallMetrics:
-    """Counters of one server process: calls by agent, tool and outcome, and refusals."""
+    """Counters of the server: calls by agent, tool and outcome, their latency, and refusals.
+
+    Kept by ``prometheus_client`` (imported when the first app is built). In one process they
+    live in this object's own registry. Under the worker supervisor, ``PROMETHEUS_MULTIPROC_DIR``
+    is set in every worker, each writes its values there, and ``render`` sums them all, so a
+    scrape answered by any worker shows the whole server and never goes backwards.
+    """
 
     def __init__(self) -> None:
-        self.calls: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.multiprocess = bool(os.environ.get(MULTIPROC_ENV))
+        """Whether the values are shared with the other workers (through files)."""
+        self.registry = CollectorRegistry(auto_describe=True)
+        """What ``render`` reads: these metrics, or every worker's when ``multiprocess``."""
+        own = None if self.multiprocess else self.registry
+        if self.multiprocess:
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
+        self.calls = Counter(
+            "toolpacks_mcp_calls",
+            "MCP tool calls answered, by agent, tool, outcome.",
+            ["agent", "tool", "outcome"],
+            registry=own,
+        )
         """Calls answered, by (agent, tool, outcome)."""
-        self.seconds: defaultdict[tuple[str, str], float] = defaultdict(float)
+        self.seconds = Histogram(
+            "toolpacks_mcp_call_duration_seconds",
+            "Time spent answering tool calls.",
+            ["agent", "tool"],
+            buckets=BUCKETS,
+            registry=own,
+        )
         """Seconds spent in calls, by (agent, tool)."""
-        self.in_flight: defaultdict[str, int] = defaultdict(int)
-        """Calls running now, by agent."""
-        self.refused: defaultdict[str, int] = defaultdict(int)
+        self.in_flight = Gauge(
+            "toolpacks_mcp_calls_in_flight",
+            "MCP tool calls running now, by agent.",
+            ["agent"],
+            registry=own,
+            multiprocess_mode="livesum",
+        )
+        """Calls running now, by agent (summed over the live workers)."""
+        self.refused = Counter(
+            "toolpacks_mcp_refused_requests",
+            "HTTP requests refused, by reason.",
+            ["reason"],
+            registry=own,
+        )
         """Requests refused before the MCP layer, by reason (``unauthorized``, ``origin``,
-        ``host``, ``too_large``, ``method``)."""
+        ``host``, ``too_large``, ``method``; ``busy``, ``header_timeout``, ``body_timeout``
+        for connections)."""
         self.cancelled: list[str] = []
         """Calls cancelled so far (``agent/tool``): abandoned when the server stopped."""
 
+    def refuse(self, reason: str) -> None:
+        """Count one request (or connection) refused before the MCP layer."""
+        self.refused.labels(reason).inc()
+
     def record(self, agent: str, tool: str, outcome: str, seconds: float) -> None:
         """Count one answered call and write its access record."""
-        self.calls[(agent, tool, outcome)] += 1
-        self.seconds[(agent, tool)] += seconds
+        self.calls.labels(agent, tool, outcome).inc()
+        self.seconds.labels(agent, tool).observe(seconds)
         access_log.info(
             "call agent=%s tool=%s outcome=%s duration_ms=%.1f",
             agent,
@@ -76,40 +122,38 @@ class CallMetrics:
         )
 
     def render(self) -> str:
-        """The counters in the Prometheus text exposition format (version 0.0.4)."""
-        lines = [
-            "# HELP toolpacks_mcp_calls_total MCP tool calls answered, by agent, tool, outcome.",
-            "# TYPE toolpacks_mcp_calls_total counter",
-        ]
-        for (agent, tool, outcome), count in sorted(self.calls.items()):
-            labels = f'agent="{_label(agent)}",tool="{_label(tool)}",outcome="{outcome}"'
-            lines.append(f"toolpacks_mcp_calls_total{{{labels}}} {count}")
-        lines += [
-            "# HELP toolpacks_mcp_call_duration_seconds Time spent answering tool calls.",
-            "# TYPE toolpacks_mcp_call_duration_seconds summary",
-        ]
-        counts: defaultdict[tuple[str, str], int] = defaultdict(int)
-        for (agent, tool, _), count in self.calls.items():
-            counts[(agent, tool)] += count
-        for (agent, tool), total in sorted(self.seconds.items()):
-            labels = f'agent="{_label(agent)}",tool="{_label(tool)}"'
-            lines.append(f"toolpacks_mcp_call_duration_seconds_sum{{{labels}}} {total:.6f}")
-            lines.append(
-                f"toolpacks_mcp_call_duration_seconds_count{{{labels}}} {counts[(agent, tool)]}"
-            )
-        lines += [
-            "# HELP toolpacks_mcp_calls_in_flight MCP tool calls running now, by agent.",
-            "# TYPE toolpacks_mcp_calls_in_flight gauge",
-        ]
-        for agent, running in sorted(self.in_flight.items()):
-            lines.append(f'toolpacks_mcp_calls_in_flight{{agent="{_label(agent)}"}} {running}')
-        lines += [
-            "# HELP toolpacks_mcp_refused_requests_total HTTP requests refused, by reason.",
-            "# TYPE toolpacks_mcp_refused_requests_total counter",
-        ]
-        for reason, count in sorted(self.refused.items()):
-            lines.append(f'toolpacks_mcp_refused_requests_total{{reason="{reason}"}} {count}')
+        """The metrics in the Prometheus text exposition format (version 0.0.4).
+
+        Written here rather than by ``prometheus_client.generate_latest``: labels keep the
+        order documented (agent, tool, outcome), counts print as integers, and the
+        ``_created`` series (one per label set, of no use to ``rate()``) are left out.
+        """
+        lines: list[str] = []
+        for family in self.registry.collect():
+            exposed = family.name + ("_total" if family.type == "counter" else "")
+            lines.append(f"# HELP {exposed} {family.documentation}")
+            lines.append(f"# TYPE {exposed} {family.type}")
+            for sample in family.samples:
+                if sample.name.endswith("_created"):
+                    continue
+                ordered = sorted(sample.labels.items(), key=lambda kv: _LABEL_ORDER.get(kv[0], 9))
+                labels = ",".join(f'{key}="{_label(value)}"' for key, value in ordered)
+                lines.append(f"{sample.name}{{{labels}}} {_number(sample.value)}")
         return "\n".join(lines) + "\n"
+
+
+_LABEL_ORDER = {"agent": 0, "tool": 1, "outcome": 2, "reason": 3, "le": 4}
+
+
+def _label(value: str) -> str:
+    """A Prometheus label value, escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if value == int(value) and abs(value) < 2**53:
+        return str(int(value))
+    return repr(float(value))
 
 
 def observed(
@@ -124,7 +168,7 @@ def observed(
         name = params.name
         tool = name if name in names else ""
         started = time.perf_counter()
-        metrics.in_flight[agent] += 1
+        metrics.in_flight.labels(agent).inc()
         outcome = "failed"
         try:
             result = await handler(ctx, params)
@@ -138,7 +182,7 @@ def observed(
             metrics.cancelled.append(f"{agent}/{name}" if tool else agent)
             raise
         finally:
-            metrics.in_flight[agent] -= 1
+            metrics.in_flight.labels(agent).dec()
             metrics.record(agent, tool, outcome, time.perf_counter() - started)
 
     return call_tool

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from toolpacks.mcp._stdio import ServeOutcome
     from toolpacks.mcp.http._app import HttpServed
+    from toolpacks.mcp.http._limits import HttpLimits
 
 __all__ = ["BACKLOG", "grace_on_signal", "listen", "parse_bind", "serve_here"]
 
@@ -138,6 +139,11 @@ def _server_class() -> type[Any]:
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
+            for sock in sockets or ():
+                # asyncio listened with uvicorn's backlog, which is also how many connections
+                # it accepts per loop turn (kept small); the kernel's queue stays long.
+                with contextlib.suppress(OSError):
+                    sock.listen(BACKLOG)
             if self.started and self.on_started is not None:
                 self.on_started()
 
@@ -151,6 +157,7 @@ def serve_here(
     *,
     on_started: Callable[[], None] | None = None,
     on_server: Callable[[Any], None] | None = None,
+    limits: HttpLimits | None = None,
 ) -> ServeOutcome:
     """Serve ``served.app`` on ``sock`` until SIGTERM or SIGINT; how it ended.
 
@@ -161,11 +168,20 @@ def serve_here(
         on_started: Called once the app's lifespan has started and the socket is served.
         on_server: Given the uvicorn server before it starts (its ``stop(reason=...)`` can be
             called from the loop's thread to stop it).
+        limits: The per-connection timeouts and the connection cap (default: ``HttpLimits()``).
     """
     import uvicorn
 
     from toolpacks.mcp._stdio import CLOSE_TIMEOUT, ServeOutcome, run_loop
+    from toolpacks.mcp.http._limits import (
+        HttpLimits,
+        connection_cap,
+        protocol_class,
+        quiet_logs,
+        uvicorn_options,
+    )
 
+    limits = limits or HttpLimits()
     config = uvicorn.Config(
         served.app,
         log_config=None,
@@ -174,6 +190,8 @@ def serve_here(
         server_header=False,
         # uvicorn types it as int, but waits with asyncio.wait_for, which takes any seconds.
         timeout_graceful_shutdown=cast("int", grace),
+        http=protocol_class(limits, connection_cap(limits.max_connections), served.metrics.refuse),
+        **uvicorn_options(limits),
     )
     server = _server_class()(config, on_started)
     if on_server is not None:
@@ -181,7 +199,8 @@ def serve_here(
     listener = tcp_listener(sock)
 
     async def main() -> ServeOutcome:
-        await server.serve(sockets=[listener])
+        with quiet_logs():
+            await server.serve(sockets=[listener])
         if server.force_exit and server.started:
             # uvicorn skips the app's shutdown when forced; run it, briefly, so what the
             # session managers run is cancelled in order rather than torn down with the loop.

@@ -5,21 +5,29 @@ pack that failed or an untrusted configuration stops the command before it liste
 worker that app is served in this process. With more, this process binds the socket, starts
 the workers (``spawn``: each imports the packs and builds its own host), and supervises them:
 
-- a worker that dies after it started serving is replaced (the others keep answering);
+- a worker that dies after it started serving is replaced (the others keep answering): at
+  once the first time, then after a delay that doubles with each quick death (up to
+  ``BACKOFF_MAX``), back to at once when a worker has stayed up ``STABLE_AFTER`` seconds;
   one that dies before it ever served stops the whole server, since the next would too;
 - SIGTERM or SIGINT is passed on to every worker, which drains as a single process does;
-  a worker still running after the grace period and a margin is killed;
-- a worker whose supervisor disappears (its pipe closes) drains and exits by itself.
+  nothing is restarted once stopping has begun; a worker still running after the grace
+  period and a margin is killed;
+- a worker whose supervisor disappears (its pipe closes) drains and exits by itself;
+- the workers share their metrics through ``prometheus_client``'s multiprocess mode, in a
+  directory of this server's own, removed when it stops.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from toolpacks.exceptions import ConfigError
 from toolpacks.mcp.http._app import DEFAULT_MAX_BODY_BYTES, build_http_app
 from toolpacks.mcp.http._guard import check_token, is_loopback
+from toolpacks.mcp.http._limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, HttpLimits
 from toolpacks.mcp.http._run import bound_url, grace_on_signal, listen, serve_here
 
 if TYPE_CHECKING:
@@ -45,6 +54,12 @@ logger = logging.getLogger("toolpacks.mcp")
 
 STOP_MARGIN = 5.0
 """Seconds a worker gets beyond the grace period to exit before it is killed."""
+BACKOFF_FIRST = 0.5
+"""Seconds before replacing a worker that died soon after the one before it in its place."""
+BACKOFF_MAX = 30.0
+"""The longest wait before a worker is replaced."""
+STABLE_AFTER = 30.0
+"""Seconds a worker must stay up for its replacement to be started at once again."""
 _READY = b"ready"
 
 
@@ -61,6 +76,8 @@ class _Spec:
     expose_errors: bool
     grace: float
     log_level: int | None
+    limits: HttpLimits = field(default_factory=HttpLimits)
+    metrics_dir: str | None = None
 
 
 def _refuse_open_bind(host: str, token: str | None) -> None:
@@ -86,6 +103,9 @@ def serve_http(
     expose_errors: bool = False,
     announce: Callable[[str], None] | None = None,
     log_level: int | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> int:
     """Serve the agents of ``config`` over MCP streamable HTTP until SIGTERM or SIGINT.
 
@@ -97,7 +117,7 @@ def serve_http(
         host: The address to bind. Anything but a loopback address needs a ``token``; then
             any ``Host`` header is accepted unless ``allowed_hosts`` says otherwise.
         port: The port (0: any free port; ``announce`` tells which).
-        workers: Worker processes; each builds its own toolsets and counts its own metrics.
+        workers: Worker processes; each builds its own toolsets (``/metrics`` sums them all).
         token: The bearer token every MCP request must carry.
         allowed_origins: As for ``http_app``.
         allowed_hosts: As for ``http_app`` (default: loopback names on a loopback address).
@@ -106,6 +126,11 @@ def serve_http(
         announce: Called with one line saying where the server listens, once it does.
         log_level: With workers, the level at which each worker prints toolpacks' log
             records to stderr (None: leave logging alone).
+        header_timeout: Seconds a client has to send a request's headers (from its
+            connection, or from the previous response); then the connection is closed.
+        body_timeout: Seconds a client has to send a request's body once its headers are in.
+        max_connections: Open connections per worker; more are answered 503 at once. Lowered
+            to fit the open-file limit (``ulimit -n``), with a warning.
 
     Returns:
         The exit status: 0 after a clean stop; ``STUCK_EXIT_CODE`` (3) when calls were
@@ -137,6 +162,11 @@ def serve_http(
         expose_errors=expose_errors,
         grace=grace_on_signal(),
         log_level=log_level,
+        limits=HttpLimits(
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+        ),
     )
     from toolpacks.host._host import Host as HostClass
 
@@ -145,7 +175,7 @@ def serve_http(
         if workers == 1:
             sock = listen(host, port)
             _announce(announce, sock, served.agents, workers)
-            outcome = serve_here(served, sock, spec.grace)
+            outcome = serve_here(served, sock, spec.grace, limits=spec.limits)
             if outcome.abandoned or outcome.stuck_threads:
                 built.close()
                 _exit_abandoning(outcome)
@@ -153,8 +183,14 @@ def serve_http(
     # Each worker builds its own host; this one only proved that the agents can be built.
     sock = listen(host, port)
     _announce(announce, sock, served.agents, workers)
-    with sock:
-        return _Supervisor(spec, sock, workers).run()
+    metrics_dir = tempfile.mkdtemp(prefix="toolpacks-metrics-")
+    try:
+        with sock:
+            return _Supervisor(
+                dataclasses.replace(spec, metrics_dir=metrics_dir), sock, workers
+            ).run()
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
 def _build(host: Host, spec: _Spec) -> HttpServed:
@@ -197,37 +233,84 @@ def _exit_abandoning(outcome: ServeOutcome) -> None:
 class _Worker:
     process: BaseProcess
     pipe: Connection
+    started: float
     ready: bool = False
+
+
+class _Backoff:
+    """How long to wait before replacing a worker of one slot, from how long the last lasted."""
+
+    def __init__(
+        self,
+        first: float = BACKOFF_FIRST,
+        cap: float = BACKOFF_MAX,
+        stable_after: float = STABLE_AFTER,
+    ) -> None:
+        self.first = first
+        self.cap = cap
+        self.stable_after = stable_after
+        self.quick_deaths = 0
+
+    def delay(self, uptime: float) -> float:
+        """Seconds to wait before starting the next worker, after one that ran ``uptime`` s."""
+        if uptime >= self.stable_after:
+            self.quick_deaths = 0
+        self.quick_deaths += 1
+        if self.quick_deaths == 1:
+            return 0.0
+        return float(min(self.cap, self.first * 2 ** (self.quick_deaths - 2)))
+
+
+WorkerTarget = Callable[["_Spec", socket.socket, "Connection"], None]
+"""What a worker process runs: ``_worker_main`` (tests give another)."""
 
 
 class _Supervisor:
     """Starts the workers, replaces those that die, and stops them all on a signal."""
 
-    def __init__(self, spec: _Spec, sock: socket.socket, count: int) -> None:
+    def __init__(
+        self,
+        spec: _Spec,
+        sock: socket.socket,
+        count: int,
+        *,
+        target: WorkerTarget | None = None,
+        backoff: Callable[[], _Backoff] = _Backoff,
+    ) -> None:
         self.spec = spec
         self.sock = sock
         self.count = count
+        self.target = target or _worker_main
+        self.backoffs = [backoff() for _ in range(count)]
         import multiprocessing
 
         self.context = multiprocessing.get_context("spawn")
         self.signals: list[signal.Signals] = []
+        self.starts: list[tuple[int, float, float, int | None]] = []
+        """Each worker started: (slot, when (monotonic), the delay it waited for, its pid)."""
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
 
-    def _start(self) -> _Worker:
+    def _start(self, slot: int, delay: float = 0.0) -> _Worker:
         parent_end, child_end = self.context.Pipe()
         process = self.context.Process(
-            target=_worker_main,
+            target=self.target,
             args=(self.spec, self.sock, child_end),
             name="toolpacks-serve-worker",
             daemon=False,
         )
         process.start()
         child_end.close()
-        return _Worker(process, parent_end)
+        now = time.monotonic()
+        self.starts.append((slot, now, delay, process.pid))
+        return _Worker(process, parent_end, now)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
-        self.signals.append(signal.Signals(signum))
+        self.request_stop(signal.Signals(signum))
+
+    def request_stop(self, sig: signal.Signals = signal.SIGTERM) -> None:
+        """Stop as on ``sig`` (safe from a signal handler or another thread)."""
+        self.signals.append(sig)
         with contextlib.suppress(OSError):
             os.write(self._wake_write, b"\0")
 
@@ -236,7 +319,7 @@ class _Supervisor:
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         workers: list[_Worker] = []
         try:
-            workers = [self._start() for _ in range(self.count)]
+            workers = [self._start(slot) for slot in range(self.count)]
             if not self._watch(workers):
                 self._stop(workers, signal.SIGTERM)
                 return 1
@@ -248,6 +331,7 @@ class _Supervisor:
                 signal.signal(sig, handler)
             for worker in workers:
                 worker.pipe.close()
+                self._forget(worker)
             os.close(self._wake_read)
             os.close(self._wake_write)
 
@@ -255,18 +339,32 @@ class _Supervisor:
         """Keep the workers running until a signal (True), or until one cannot start (False)."""
         from multiprocessing.connection import wait
 
+        due: dict[int, tuple[float, float]] = {}  # slot -> (when to start its worker, delay)
         while not self.signals:
             objects: list[Any] = [self._wake_read]
-            for worker in workers:
+            for slot, worker in enumerate(workers):
+                if slot in due:
+                    continue
                 objects += [worker.process.sentinel] + ([] if worker.ready else [worker.pipe])
-            wait(objects, timeout=5.0)
-            for index, worker in enumerate(workers):
+            now = time.monotonic()
+            timeout = min([5.0] + [max(0.0, when - now) for when, _ in due.values()])
+            wait(objects, timeout=timeout)
+            if self.signals:
+                break  # stopping: nothing is restarted now
+            for slot, (when, delay) in list(due.items()):
+                if time.monotonic() >= when:
+                    del due[slot]
+                    workers[slot] = self._start(slot, delay)
+            for slot, worker in enumerate(workers):
+                if slot in due:
+                    continue
                 if not worker.ready and _poll(worker.pipe):
                     worker.ready = True
                 if worker.process.is_alive() or self.signals:
                     continue
                 worker.process.join()
                 code = worker.process.exitcode
+                self._forget(worker)
                 if not worker.ready:
                     logger.error(
                         "toolpacks serve: worker %s could not start (exit status %s); stopping",
@@ -274,14 +372,29 @@ class _Supervisor:
                         code,
                     )
                     return False
+                delay = self.backoffs[slot].delay(time.monotonic() - worker.started)
                 logger.warning(
-                    "toolpacks serve: worker %s exited (status %s); starting another",
+                    "toolpacks serve: worker %s exited (status %s); starting another%s",
                     worker.process.pid,
                     code,
+                    f" in {delay:g} s" if delay else "",
                 )
                 worker.pipe.close()
-                workers[index] = self._start()
+                if delay:
+                    due[slot] = (time.monotonic() + delay, delay)
+                else:
+                    workers[slot] = self._start(slot)
         return True
+
+    def _forget(self, worker: _Worker) -> None:
+        """Drop a dead worker's live gauges from the shared metrics."""
+        pid = worker.process.pid
+        if self.spec.metrics_dir is None or pid is None or worker.process.is_alive():
+            return
+        from prometheus_client import multiprocess
+
+        with contextlib.suppress(OSError):
+            multiprocess.mark_process_dead(pid, self.spec.metrics_dir)  # type: ignore[no-untyped-call]
 
     def _stop(self, workers: list[_Worker], sig: signal.Signals) -> int:
         """Pass ``sig`` on, wait for every worker (a bounded time), and sum up their exits."""
@@ -365,6 +478,10 @@ def _worker_logging(level: int | None, secrets: tuple[str, ...]) -> None:
 
 def _worker_main(spec: _Spec, sock: socket.socket, pipe: Connection) -> None:
     """One worker process: build the host and app, serve ``sock``, exit with the outcome."""
+    if spec.metrics_dir is not None:  # before prometheus_client is imported: it reads it then
+        from toolpacks.mcp.http._metrics import MULTIPROC_ENV
+
+        os.environ[MULTIPROC_ENV] = spec.metrics_dir
     _worker_logging(spec.log_level, (spec.token,) if spec.token else ())
     from toolpacks.host._host import Host as HostClass
 
@@ -391,7 +508,14 @@ def _worker_main(spec: _Spec, sock: socket.socket, pipe: Connection) -> None:
 
         threading.Thread(target=watch_supervisor, name="toolpacks-supervisor", daemon=True).start()
 
-    outcome = serve_here(served, sock, spec.grace, on_started=started, on_server=server.append)
+    outcome = serve_here(
+        served,
+        sock,
+        spec.grace,
+        on_started=started,
+        on_server=server.append,
+        limits=spec.limits,
+    )
     if outcome.abandoned or outcome.stuck_threads:
         host.close()
         _exit_abandoning(outcome)
