@@ -380,3 +380,53 @@ def test_error_messages_name_the_tool_as_the_model_called_it(
     assert [d.argument for d in invalid.error.details] == ["sql"]
     assert invalid.content.startswith("Invalid arguments for tool 'sql':")
     assert invalid.tool_name == "sql"
+
+
+class _Odd(BaseException):
+    """A BaseException subclass a hook may raise."""
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [SystemExit, GeneratorExit, KeyboardInterrupt, StopIteration, _Odd],
+    ids=lambda k: k.__name__,
+)
+def test_a_hook_raising_any_kind_fails_only_its_call_in_call_many_and_execute(
+    pack_of: Callable[..., Any], kind: type[BaseException]
+) -> None:
+    """Whatever a host hook raises, call_many and execute give that call an error result."""
+
+    @tool
+    def ok(n: int) -> int:
+        """Echo n."""
+        return n
+
+    @tool(tags=["hooked"])
+    def guarded() -> int:
+        """A tool whose global hook raises."""
+        return 1
+
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(ok, guarded), "p")
+
+    def explode(tool: Any, arguments: Any, context: Any) -> None:
+        raise kind()
+
+    host.hook("before_invoke", tags=["hooked"])(explode)
+    toolset = host.toolset()
+    results = asyncio.run(toolset.call_many([("guarded", {}), ("ok", {"n": 2})]))
+    assert [r.is_error for r in results] == [True, False]
+    # Python turns a StopIteration leaving a coroutine into RuntimeError (PEP 479).
+    shown = "RuntimeError" if kind is StopIteration else kind.__qualname__
+    assert f"failed in a hook: {shown}" in results[0].content
+    payload = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "guarded", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "ok", "arguments": '{"n": 3}'}},
+        ],
+    }
+    rendered = asyncio.run(toolset.execute(payload, "openai"))
+    assert len(rendered) == 2
+    assert "failed in a hook" in str(rendered[0])
+    assert "3" in str(rendered[1])

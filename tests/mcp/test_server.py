@@ -275,3 +275,25 @@ def test_serving_an_agent_whose_pack_is_a_remote_mcp_server(tmp_path: Path) -> N
         assert "Invalid timezone" in text_of(failed)
     finally:
         client.close()
+
+
+def test_a_hook_exception_whose_text_fails_is_still_an_error_result() -> None:
+    """With expose_errors, a hook exception whose ``__str__`` raises is still reported."""
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    @tool
+    def hooked_odd() -> str:
+        """Works, but its hook fails oddly."""
+        return "ok"
+
+    @hooked_odd.before_invoke
+    def broken_hook(**kwargs: Any) -> None:
+        raise Unprintable()
+
+    server = build_server(Toolset([hooked_odd]), expose_errors=True)
+    result = _run(server, "hooked_odd", {})
+    assert result.is_error is True
+    assert "Unprintable" in text_of(result)

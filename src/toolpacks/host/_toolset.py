@@ -379,7 +379,9 @@ class Toolset:
             async with limit:
                 try:
                     return await self.call(name, arguments, context, call_id=call_id)
-                except Exception as exc:
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:  # pack code: SystemExit and the like included
                     logger.error("call of %r failed in a hook", name, exc_info=exc)
                     return error_result(
                         "tool_error",

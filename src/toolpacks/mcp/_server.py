@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from toolpacks.core._result import ArgumentError, ToolResult
 from toolpacks.core._secrets import scrub
 from toolpacks.core.call._gate import invalid_arguments
+from toolpacks.core.call._outcome import exception_text
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
 
@@ -143,7 +144,7 @@ class _ToolsetServer:
             raise
         except Exception as exc:  # a hook raised: report it without its text
             logger.exception("tool %r: a hook raised during an MCP call", name)
-            text = scrub(str(exc), entry.options.redact) if self.expose_errors else ""
+            text = scrub(exception_text(exc), entry.options.redact) if self.expose_errors else ""
             detail = f": {text}" if text else ""
             return self._error(f"Tool '{name}' failed in a hook: {type(exc).__qualname__}{detail}.")
         except BaseException as exc:  # SystemExit and the like: the server goes on

@@ -51,9 +51,9 @@ def failure_result(
 ) -> ToolResult:
     exc_type = type(exc).__qualname__
     if isinstance(exc, ToolError):
-        message = f"Tool '{tool.name}' failed: {_text(exc)}"
+        message = f"Tool '{tool.name}' failed: {exception_text(exc)}"
     elif options.expose_errors:
-        message = f"Tool '{tool.name}' failed: {exc_type}: {_text(exc)}"
+        message = f"Tool '{tool.name}' failed: {exc_type}: {exception_text(exc)}"
     else:
         message = f"Tool '{tool.name}' failed with {exc_type}."
     hidden = tuple(s for s in (*options.redact, *secrets) if s)
@@ -73,7 +73,7 @@ def failure_result(
     )
 
 
-def _text(exc: BaseException) -> str:
+def exception_text(exc: BaseException) -> str:
     """``str(exc)``, or a note when the exception's own ``__str__`` fails."""
     try:
         return str(exc)
