@@ -63,7 +63,7 @@ class HttpLimits:
     """Seconds an idle connection is kept open between requests."""
     max_connections: int = MAX_CONNECTIONS
     """Open connections per worker; more are answered 503 (lowered to fit the file limit)."""
-    max_header_bytes: int = 64 * 1024
+    max_header_bytes: int = 16 * 1024
     """The largest request head (request line and headers) read before answering 400."""
 
     def __post_init__(self) -> None:
