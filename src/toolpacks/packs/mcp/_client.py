@@ -174,6 +174,7 @@ def _server_spec(
             url=cfg.url,
             headers=resolve_headers(cfg.headers, where, environ),
             timeout=cfg.timeout,
+            max_message_bytes=cfg.max_message_bytes,
         )
         if spec.insecure():
             problems.append(

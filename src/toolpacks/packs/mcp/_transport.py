@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolpacks.filetools._reviewed import UnreviewedCodeError
+from toolpacks.packs.mcp._httpcap import capped_transport
 from toolpacks.packs.mcp._relay import bounded_stdout
 from toolpacks.packs.mcp._spec import ServerSpec, launch, unreviewed_code
 
@@ -173,9 +174,15 @@ async def _http(spec: ServerSpec, status: HttpStatus) -> AsyncIterator[Any]:
     assert spec.url is not None
     timeout = httpx2.Timeout(spec.timeout, read=max(spec.timeout, _SSE_READ_SECONDS))
     http = httpx2.AsyncClient(
-        headers=dict(spec.headers), timeout=timeout, event_hooks={"response": [status.record]}
+        headers=dict(spec.headers),
+        timeout=timeout,
+        event_hooks={"response": [status.record]},
+        transport=capped_transport(spec.max_message_bytes),
     )
-    async with http, streamable_http_client(spec.url, http_client=http) as streams:
+    cap = spec.max_message_bytes
+    async with http, streamable_http_client(
+        spec.url, http_client=http, max_sse_event_size=cap
+    ) as streams:
         yield streams
 
 
