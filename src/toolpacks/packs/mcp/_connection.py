@@ -472,13 +472,9 @@ class McpConnection:
             except Exception:
                 logger.exception("on_lost callback of %s failed", self.spec.describe())
 
-    # -- messages -----------------------------------------------------------------------------
-
     def _tail(self, lines: int = 5) -> str:
         kept = [line for line in self.stderr_tail if line.strip()][-lines:]
-        if not kept:
-            return ""
-        return "; its last stderr output:\n  " + "\n  ".join(kept)
+        return "; its last stderr output:\n  " + "\n  ".join(kept) if kept else ""
 
     def _gone_message(self) -> str:
         name = self.spec.name
