@@ -76,6 +76,12 @@ class ToolsetRequest:
     """A last filter in code (``Host.toolset(predicate=...)``)."""
     optional: tuple[str, ...] = ()
     """Packs used when they load, done without when they fail or are not installed."""
+    defer: tuple[str, ...] | str = ()
+    """Patterns of tools to defer, or ``"auto"`` (see ``_defer``)."""
+    never_defer: tuple[str, ...] = ()
+    """Patterns of tools never deferred."""
+    defer_threshold: int = 30
+    """``defer = "auto"`` defers every tool past this many."""
 
 
 def _name_set(names: Iterable[str]) -> frozenset[str]:
@@ -123,6 +129,9 @@ def request_for(
         approval_names=frozenset() if isinstance(approval, bool) else _name_set(approval),
         predicate=overrides.get("predicate"),
         optional=_names(pick("optional_packs")),
+        defer=defer if isinstance(defer := pick("defer"), str) else tuple(defer),
+        never_defer=_names(pick("never_defer")),
+        defer_threshold=pick("defer_threshold"),
     )
 
 
@@ -321,4 +330,8 @@ def entries(
                 needs_approval,
             )
         )
-    return out
+    from toolpacks.host._defer import apply_defer
+
+    return apply_defer(
+        out, request.defer, request.never_defer, request.defer_threshold, request.scope
+    )

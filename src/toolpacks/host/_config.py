@@ -75,6 +75,13 @@ class AgentConfig(_Strict):
     """Qualified name to the name the model sees."""
     require_approval: bool | list[str] = False
     """``true`` for every tool, or qualified names of tools that need approval."""
+    defer: list[str] | Literal["auto"] = Field(default_factory=list)
+    """Tools sent only once a search finds them (still callable by name): pack names,
+    ``tag:NAME``, exposed or qualified names or globs; or ``"auto"``."""
+    defer_threshold: int = Field(default=30, ge=0)
+    """``defer = "auto"`` defers every tool once the toolset has more tools than this."""
+    never_defer: list[str] = Field(default_factory=list)
+    """Tools always sent up front, whatever ``defer`` says (same patterns)."""
 
 
 class McpServerConfig(_Strict):

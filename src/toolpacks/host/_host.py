@@ -413,6 +413,7 @@ class Host:
         predicate: Callable[[Tool], bool] | None = None,
         approval: ApprovalHandler | None = None,
         optional_packs: Sequence[str] | None = None,
+        defer: Sequence[str] | str | None = None,
     ) -> Toolset:
         """Build the toolset ``agent``'s configuration describes; keywords override it.
 
@@ -447,6 +448,7 @@ class Host:
                 "require_approval": require_approval,
                 "predicate": predicate,
                 "optional_packs": optional_packs,
+                "defer": defer,
             },
         )
         names = resolve_packs(request.packs, state.sources, request.scope, request.optional)
@@ -480,8 +482,7 @@ class Host:
 
     def shown_config(self) -> dict[str, Any]:
         """The raw configuration with secret-looking values redacted (for display)."""
-        result: dict[str, Any] = redact(dict(self.config.raw))
-        return result
+        return dict(redact(dict(self.config.raw)))
 
     def close(self) -> None:
         """Release what loaded packs hold (stop MCP servers)."""

@@ -46,6 +46,8 @@ class ToolEntry:
     """How it is run (its global hooks, limits, error exposure)."""
     require_approval: bool = False
     """Whether a call waits for approval (the tool's or the agent's setting)."""
+    deferred: bool = False
+    """Left out of what is sent up front; the model finds it by searching (still callable)."""
 
 
 class Toolset:
@@ -146,30 +148,35 @@ class Toolset:
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def deferred(self) -> frozenset[str]:
+        """Exposed names of the deferred tools: callable, but not sent up front."""
+        return frozenset(e.exposed for e in self._entries.values() if e.deferred)
+
     def __repr__(self) -> str:
         return f"<Toolset agent={self.agent!r} tools={self.names()!r}>"
 
     # -- export -------------------------------------------------------------------------------
 
-    def definitions(self, format: str = "neutral", **options: Any) -> list[dict[str, Any]]:
-        """Model-facing definitions of every tool, in ``format``.
+    def definitions(
+        self, format: str = "neutral", *, defer: bool = True, **options: Any
+    ) -> list[dict[str, Any]]:
+        """Model-facing definitions of the tools sent up front, in ``format``.
+
+        Deferred tools are left out or marked as the format allows, with a search tool
+        (``export._deferred.deferred_definitions``, whose options apply).
 
         Args:
             format: ``neutral``, ``openai``, ``openai-responses``, ``anthropic``, ``gemini``,
                 ``bedrock`` or ``mcp``.
-            **options: Format options: ``strict=True`` (or ``"best_effort"``) for openai,
-                openai-responses, anthropic and bedrock; ``include_instructions``.
+            defer: ``False`` exports every tool as if none were deferred.
+            **options: ``strict=True`` (or ``"best_effort"``) for openai, openai-responses,
+                anthropic and bedrock; ``include_instructions``; ``tool_search``, ``loaded``.
         """
-        from toolpacks.export import definitions
-        from toolpacks.packs.entrypoints._loading import (
-            paused_gc,  # many schemas are copied: see there
-        )
+        from toolpacks.export._deferred import exported
+        from toolpacks.packs.entrypoints._loading import paused_gc  # copies many schemas
 
-        return paused_gc(definitions)(
-            ((e.exposed, e.tool) for e in self._entries.values()),
-            format,  # type: ignore[arg-type]
-            **options,
-        )
+        return paused_gc(exported)(self.entries(), format, defer and bool(self.deferred), options)
 
     # -- calls --------------------------------------------------------------------------------
 
