@@ -32,6 +32,7 @@ def test_design_names_are_exported() -> None:
         "WrongRunMethodError",
         "ToolDefinitionError",
         "ToolNotFoundError",
+        "SearchHit",
     }
     assert contract <= set(toolpacks.__all__)
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from toolpacks.hookspecs import hookimpl, hookspec, tagged
     from toolpacks.host._approval import ApprovalRequest
     from toolpacks.host._host import Host, PackInfo
+    from toolpacks.host._search import SearchHit
     from toolpacks.host._toolset import Toolset
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "PackError",
     "PackInfo",
     "Registry",
+    "SearchHit",
     "Tool",
     "ToolCall",
     "ToolConflictError",
@@ -100,6 +102,7 @@ _LOCATIONS = {
     "PackError": "toolpacks.exceptions",
     "PackInfo": "toolpacks.host._host",
     "Registry": "toolpacks.core._registry",
+    "SearchHit": "toolpacks.host._search",
     "Tool": "toolpacks.core._tool",
     "ToolConflictError": "toolpacks.exceptions",
     "ToolContext": "toolpacks.core._context",

@@ -23,7 +23,7 @@ caller. ``authorize`` decides whether a call may run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -33,9 +33,11 @@ if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
     from toolpacks.core._result import ToolResult
     from toolpacks.core._tool import Tool
+    from toolpacks.host._search import SearchDocument
 
 __all__ = [
     "Decision",
+    "Ranker",
     "Register",
     "after_invoke",
     "authorize",
@@ -46,6 +48,7 @@ __all__ = [
     "on_yield",
     "register_tools",
     "tagged",
+    "toolpacks_ranker",
 ]
 
 PROJECT = "toolpacks"
@@ -154,6 +157,39 @@ def authorize(
         arguments: The arguments after the gate and validation, as JSON values (defaults
             filled in, secret values masked); a call with invalid arguments never gets here.
         context: The call's context; ``context.agent_id`` names the agent.
+    """
+
+
+class Ranker(Protocol):
+    """Ranks a toolset's tools for ``Toolset.search``: what ``toolpacks_ranker`` returns."""
+
+    def rank(
+        self, query: str, documents: Sequence[SearchDocument], limit: int
+    ) -> Sequence[tuple[int, float]] | None:
+        """The best ``limit`` documents for ``query``, best first, or None to decline.
+
+        Args:
+            query: The search text.
+            documents: One per tool (names, description, tags, parameters; ``.text`` joins
+                them). A toolset passes the same sequence object on every search, so a
+                ranker may cache what it computes from it (embeddings) keyed by it.
+            limit: How many results are wanted (at least 1).
+
+        Returns:
+            ``(index into documents, score)`` pairs, best first; None lets the built-in
+            BM25 ranking answer instead.
+        """
+
+
+@hookspec(firstresult=True)
+def toolpacks_ranker() -> Ranker | None:
+    """Supply the ranker ``Toolset.search`` uses instead of its built-in BM25.
+
+    Called once when the pack loads: return quickly, and load heavy things (a model) on the
+    first ``rank``. A toolset uses the ranker of the first of its packs that supplied one.
+    The ranker serves the default search mode only (``mode="regex"`` stays a pattern match),
+    so a semantic ranker can be added without the core depending on it. A pack that supplies
+    one is imported whenever a toolset using it is built (its manifest does not replace it).
     """
 
 

@@ -478,6 +478,7 @@ class Host:
             approval=approval if approval is not None else self.approval,
             authorizers=list(authorizers),
             max_concurrency=settings.max_concurrency,
+            ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
 
     def shown_config(self) -> dict[str, Any]:

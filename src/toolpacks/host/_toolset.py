@@ -18,7 +18,8 @@ from toolpacks.exceptions import PackError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 
 if TYPE_CHECKING:
-    from toolpacks.hookspecs import Decision
+    from toolpacks.hookspecs import Decision, Ranker
+    from toolpacks.host._search import SearchHit, SearchIndex
 
 __all__ = ["Authorizer", "ToolEntry", "Toolset"]
 
@@ -65,6 +66,7 @@ class Toolset:
         authorizers: Sequence[Authorizer] = (),
         max_concurrency: int = 8,
         options: CallOptions = DEFAULT_OPTIONS,
+        ranker: Ranker | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -92,6 +94,9 @@ class Toolset:
         """``authorize`` hooks consulted before each call (first non-None answer wins)."""
         self.max_concurrency = max_concurrency
         """Default cap of concurrent calls in ``call_many``."""
+        self.ranker = ranker
+        """Ranks ``search`` results instead of BM25 (a pack's ``toolpacks_ranker``), or None."""
+        self._search_index: SearchIndex | None = None
 
     @staticmethod
     def _add(entries: dict[str, ToolEntry], entry: ToolEntry) -> None:
@@ -155,6 +160,31 @@ class Toolset:
 
     def __repr__(self) -> str:
         return f"<Toolset agent={self.agent!r} tools={self.names()!r}>"
+
+    # -- search -----------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int = 5, mode: str = "bm25") -> list[SearchHit]:
+        """The tools that best match ``query``, best first (no pack is imported to search).
+
+        Searches exposed names (split at ``_ . -`` and camelCase), qualified names, packs,
+        descriptions, tags, and parameter names and descriptions. The index is built on the
+        first search and reused.
+
+        Args:
+            query: Words to look for (``"bm25"``), or a pattern (``"regex"``).
+            limit: The most hits to return (at least 1).
+            mode: ``"bm25"``: ranked by relevance (by ``self.ranker`` when a pack supplied
+                one); ``"regex"``: tools with a field the pattern matches, case ignored.
+
+        Raises:
+            ValueError: Unknown mode, ``limit`` below 1, or a pattern that is invalid,
+                longer than 200 characters, or could backtrack badly.
+        """
+        from toolpacks.host._search import build_index, run_search
+
+        if self._search_index is None:
+            self._search_index = build_index(self._entries.values())
+        return run_search(self._search_index, self._entries, query, limit, mode, self.ranker)
 
     # -- export -------------------------------------------------------------------------------
 

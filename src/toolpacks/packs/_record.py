@@ -109,3 +109,5 @@ class LoadedPack:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Values of its secret-looking settings (environment references resolved), scrubbed
     from error messages and hook payloads."""
+    ranker: Any = None
+    """What its ``toolpacks_ranker`` hook returned: ranks ``Toolset.search`` (or None)."""

@@ -39,6 +39,7 @@ __all__ = [
 logger = logging.getLogger("toolpacks")
 
 _EVENTS = ("before_invoke", "after_invoke", "on_error", "on_yield")
+RANKER = "toolpacks_ranker"  # a pack's search ranker (``Toolset.search``)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -255,6 +256,7 @@ def load_pack(
                 _caller(impl)(register=registrar)
             tools, problems = _collect(registrar, info.name)
             hooks, authorizers = _pack_hooks(pm, plugin)
+            ranker = next(filter(None, (_caller(i)() for i in _impls(pm, RANKER, plugin))), None)
     except KeyboardInterrupt as exc:
         if interrupts.seen:
             raise
@@ -264,7 +266,7 @@ def load_pack(
         return _failed(info, f"{type(exc).__qualname__}: {exc}", started, secrets)
     elapsed = time.perf_counter() - started
     loaded_info = replace(info, status="loaded", tools=tuple(tools), import_seconds=elapsed)
-    return LoadedPack(loaded_info, tools, hooks, authorizers, problems)
+    return LoadedPack(loaded_info, tools, hooks, authorizers, problems, ranker=ranker)
 
 
 def _failed(info: PackInfo, detail: str, started: float, secrets: tuple[str, ...]) -> LoadedPack:

@@ -392,7 +392,7 @@ class Manifests:
             return None
         variant = {
             "pack": source.info.name,
-            "hooks": bool(loaded.hooks or loaded.authorizers),
+            "hooks": bool(loaded.hooks or loaded.authorizers or loaded.ranker),
             "tools": [tool_record(q, t) for q, t in loaded.tools.items()],
         }
         try:
@@ -526,7 +526,7 @@ def shippable(loaded: LoadedPack) -> dict[str, Any]:
         "packs": {
             loaded.info.name: {
                 "pack": loaded.info.name,
-                "hooks": bool(loaded.hooks or loaded.authorizers),
+                "hooks": bool(loaded.hooks or loaded.authorizers or loaded.ranker),
                 "tools": [tool_record(q, t) for q, t in loaded.tools.items()],
             }
         },

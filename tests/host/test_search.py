@@ -1,0 +1,370 @@
+"""``Toolset.search``: ranking, filtering, patterns, manifest-only toolsets and pack rankers."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sys
+import textwrap
+import types
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolpacks import Host, SearchHit, Toolset, tool
+from toolpacks.host._search import SearchDocument, stem, tokenize
+
+
+@tool
+def get_weather(city: str, units: str = "metric") -> str:
+    """Return the current weather for a city.
+
+    Args:
+        city: The city's name.
+        units: metric or imperial.
+    """
+    return city
+
+
+@tool
+def sendSlackMessage(channel: str, text: str) -> str:
+    """Post a message to a chat room."""
+    return text
+
+
+@tool(tags=["filesystem"])
+def read_file(path: str) -> str:
+    """Read a text file."""
+    return path
+
+
+@tool
+def convert_currency(amount: float, source_iso_code: str, target_iso_code: str) -> float:
+    """Change money from one denomination to another.
+
+    Args:
+        amount: How much.
+        source_iso_code: Three-letter code of the money held, such as EUR.
+        target_iso_code: Three-letter code of the money wanted.
+    """
+    return amount
+
+
+@tool(tags=["billing"])
+def list_invoices(customer: str) -> list[str]:
+    """Show what a customer was charged."""
+    return []
+
+
+@pytest.fixture
+def toolset() -> Toolset:
+    return Toolset([get_weather, sendSlackMessage, read_file, convert_currency, list_invoices])
+
+
+def names(hits: Sequence[SearchHit]) -> list[str]:
+    return [h.exposed for h in hits]
+
+
+# -- ranking and filtering ----------------------------------------------------------------------
+
+
+def test_hits_carry_the_exposed_name_the_tool_and_a_score_best_first(toolset: Toolset) -> None:
+    """A hit is frozen and names the tool as the model calls it; scores only go down."""
+    hits = toolset.search("weather in Paris")
+    assert names(hits) == ["get_weather"]
+    assert hits[0].tool is toolset.get("get_weather")
+    assert hits[0].score > 0
+    with pytest.raises(AttributeError):
+        hits[0].score = 0.0  # type: ignore[misc]
+    broad = toolset.search("file message weather", limit=5)
+    assert [h.score for h in broad] == sorted((h.score for h in broad), reverse=True)
+
+
+def test_name_words_are_split_at_underscores_and_camel_case(toolset: Toolset) -> None:
+    """``sendSlackMessage`` is found by "slack" though no description says so."""
+    assert names(toolset.search("slack")) == ["sendSlackMessage"]
+    assert names(toolset.search("send a message"))[0] == "sendSlackMessage"
+
+
+def test_parameter_names_and_descriptions_are_searched(toolset: Toolset) -> None:
+    """Words only in a parameter's name or description still find the tool."""
+    assert names(toolset.search("iso code")) == ["convert_currency"]
+    assert names(toolset.search("imperial"))[0] == "get_weather"
+
+
+def test_tags_are_searched(toolset: Toolset) -> None:
+    assert names(toolset.search("billing")) == ["list_invoices"]
+    assert names(toolset.search("filesystem")) == ["read_file"]
+
+
+def test_inflections_share_a_stem(toolset: Toolset) -> None:
+    """Converting currencies finds ``convert_currency``; invoice finds ``list_invoices``."""
+    assert names(toolset.search("converting currencies"))[0] == "convert_currency"
+    assert names(toolset.search("invoice"))[0] == "list_invoices"
+    assert stem("creates") == stem("created") == stem("creation") == stem("creating")
+
+
+def test_the_name_outranks_the_description() -> None:
+    """A tool named for the words ranks above one whose description merely mentions them."""
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Remove a path."""
+        return path
+
+    @tool
+    def archive(path: str) -> str:
+        """Pack a folder; never deletes a file."""
+        return path
+
+    assert names(Toolset([archive, delete_file]).search("delete file")) == [
+        "delete_file",
+        "archive",
+    ]
+
+
+def test_qualified_names_and_packs_are_searched(
+    pack_of: Callable[..., types.ModuleType],
+) -> None:
+    """The pack's name finds its tools; a qualified name finds its tool first."""
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(get_weather), "meteo")
+    host.add_pack(pack_of(read_file, list_invoices), "disk")
+    toolset = host.toolset()
+    assert names(toolset.search("meteo")) == ["get_weather"]
+    assert names(toolset.search("disk.list_invoices"))[0] == "list_invoices"
+
+
+def test_limit_caps_hits_and_nothing_matching_gives_nothing(toolset: Toolset) -> None:
+    assert len(toolset.search("a the file message weather money", limit=2)) == 2
+    assert toolset.search("zebra") == []
+    assert toolset.search("the of and") == []  # stop words only
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_limit_below_one_is_refused(toolset: Toolset, limit: int) -> None:
+    with pytest.raises(ValueError, match="limit"):
+        toolset.search("weather", limit=limit)
+
+
+def test_unknown_mode_is_refused(toolset: Toolset) -> None:
+    with pytest.raises(ValueError, match="unknown search mode 'semantic'"):
+        toolset.search("weather", mode="semantic")
+
+
+def test_tokenizer_splits_identifiers_and_drops_stop_words() -> None:
+    assert tokenize("getHTTPResponse of the user_id.v2-beta") == [
+        "get",
+        "http",
+        "respons",
+        "user",
+        "id",
+        "v",
+        "2",
+        "beta",
+    ]
+
+
+# -- regex ---------------------------------------------------------------------------------------
+
+
+def test_regex_matches_names_tags_parameters_and_descriptions(toolset: Toolset) -> None:
+    """A name match ranks above a tag or parameter match, above a description match."""
+    assert names(toolset.search("^get_", mode="regex")) == ["get_weather"]
+    assert names(toolset.search("slack", mode="regex")) == ["sendSlackMessage"]  # any case
+    assert names(toolset.search("bill", mode="regex")) == ["list_invoices"]
+    assert names(toolset.search("iso_code$", mode="regex")) == ["convert_currency"]
+    assert names(toolset.search("chat room|file", mode="regex")) == [
+        "read_file",
+        "sendSlackMessage",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("(", "invalid search pattern"),
+        ("x" * 201, "at most 200"),
+        ("(a+)+b", "a repeat inside a repeat"),
+        (r"(\w*)*x", "a repeat inside a repeat"),
+        (r"(a)\1", "backreferences"),
+        (".*.*z", "more than one repeat of '.'"),
+        ("[^x]+ .+", "more than one repeat of '.'"),
+    ],
+)
+def test_bad_or_risky_patterns_are_refused_with_a_reason(
+    toolset: Toolset, pattern: str, why: str
+) -> None:
+    """Python's ``re`` has no timeout: patterns that could backtrack badly never run."""
+    with pytest.raises(ValueError, match=why.replace("(", r"\(").replace(".", r"\.")):
+        toolset.search(pattern, mode="regex")
+
+
+def test_one_wide_repeat_is_accepted(toolset: Toolset) -> None:
+    assert names(toolset.search("read.*file", mode="regex")) == ["read_file"]
+
+
+# -- the index ----------------------------------------------------------------------------------
+
+
+def test_the_index_is_built_once_and_reused(
+    toolset: Toolset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolpacks.host import _search
+
+    built: list[int] = []
+    original = _search.build_index
+
+    def counting(entries: Any) -> Any:
+        built.append(1)
+        return original(entries)
+
+    monkeypatch.setattr(_search, "build_index", counting)
+    toolset.search("weather")
+    toolset.search("slack")
+    toolset.search("x", mode="regex")
+    assert built == [1]
+
+
+def _install(root: Path, module: str, source: str) -> None:
+    """Install the distribution ``tpm-<module>`` (pack ``hello``) as an installer leaves it."""
+    files = {f"{module}/__init__.py": textwrap.dedent(source)}
+    info = f"tpm_{module}-1.0.dist-info"
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: tpm-{module}\n"
+    files[f"{info}/entry_points.txt"] = f"[toolpacks]\nhello = {module}\n"
+    record = []
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{rel},sha256={digest.decode()},{len(text.encode())}")
+    (root / info / "RECORD").write_text("\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+
+
+def _forget(module: str) -> None:
+    for name in [n for n in sys.modules if n == module or n.startswith(module + ".")]:
+        del sys.modules[name]
+
+
+MANIFEST_PACK = """
+    from toolpacks import hookimpl, tool
+
+    @tool(tags=["greeting"])
+    def greet(name: str, shout: bool = False) -> str:
+        '''Say hello to someone.
+
+        Args:
+            name: Who to greet.
+            shout: Whether to use capital letters.
+        '''
+        return f"Hello, {name}!"
+
+    @tool
+    def count_words(words: list[str]) -> int:
+        '''How many words there are.'''
+        return len(words)
+
+    @hookimpl
+    def register_tools(register):
+        register(greet)
+        register(count_words)
+"""
+
+
+def test_searching_a_manifest_only_toolset_imports_no_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names, descriptions, tags and parameters come from the manifest: the pack stays out."""
+    site = tmp_path / "site"
+    _install(site, "tps_lazy", MANIFEST_PACK)
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        Host({}, path=[str(site)]).toolset()  # imports the pack once: writes its manifest
+        _forget("tps_lazy")
+        toolset = Host({}, path=[str(site)]).toolset()
+        assert toolset.get("greet").deferred
+        assert names(toolset.search("capital letters")) == ["greet"]
+        assert names(toolset.search("greeting")) == ["greet"]
+        assert names(toolset.search("hello.count_words"))[0] == "count_words"
+        assert names(toolset.search("^count", mode="regex")) == ["count_words"]
+        assert "tps_lazy" not in sys.modules
+    finally:
+        _forget("tps_lazy")
+
+
+# -- rankers --------------------------------------------------------------------------------------
+
+
+class Reverse:
+    """A ranker that puts the last document first, and remembers what it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[Sequence[SearchDocument]] = []
+
+    def rank(
+        self, query: str, documents: Sequence[SearchDocument], limit: int
+    ) -> list[tuple[int, float]] | None:
+        self.seen.append(documents)
+        if query == "decline":
+            return None
+        order = list(range(len(documents)))[::-1]
+        return [(i, float(len(documents) - n)) for n, i in enumerate(order)][:limit]
+
+
+def test_a_ranker_given_to_the_toolset_ranks_the_default_search(toolset: Toolset) -> None:
+    """It sees one document per tool, the same object each time; None falls back to BM25."""
+    ranker = Reverse()
+    toolset.ranker = ranker
+    hits = toolset.search("weather", limit=2)
+    assert names(hits) == toolset.names()[::-1][:2]
+    assert [h.score for h in hits] == [5.0, 4.0]
+    assert names(toolset.search("decline weather")) != []
+    assert names(toolset.search("decline")) == []  # BM25: no tool matches "decline"
+    assert ranker.seen[0] is ranker.seen[1]
+    assert [d.exposed for d in ranker.seen[0]] == toolset.names()
+    assert "city" in ranker.seen[0][toolset.names().index("get_weather")].text
+    assert names(toolset.search("^get", mode="regex")) == ["get_weather"]  # not the ranker's
+
+
+def test_a_pack_supplies_a_ranker_through_the_hook(
+    pack_of: Callable[..., types.ModuleType],
+) -> None:
+    """``toolpacks_ranker`` in a pack of a toolset ranks its searches; other toolsets: BM25."""
+    ranker = Reverse()
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(get_weather, read_file, toolpacks_ranker=lambda: ranker), "ranked")
+    host.add_pack(pack_of(list_invoices), "plain")
+    assert names(host.toolset(packs=["ranked"]).search("weather")) == ["read_file", "get_weather"]
+    assert names(host.toolset(packs=["plain"]).search("weather")) == []
+    assert len(ranker.seen) == 1
+
+
+def test_a_pack_with_a_ranker_is_imported_though_it_has_a_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its ranker only exists once it is imported: its manifest must not stand in for it."""
+    source = textwrap.dedent(MANIFEST_PACK) + textwrap.dedent(
+        """
+        class Last:
+            def rank(self, query, documents, limit):
+                return [(len(documents) - 1, 1.0)]
+
+        @hookimpl
+        def toolpacks_ranker():
+            return Last()
+        """
+    )
+    site = tmp_path / "site"
+    _install(site, "tps_ranked", source)
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        Host({}, path=[str(site)]).toolset()
+        _forget("tps_ranked")
+        toolset = Host({}, path=[str(site)]).toolset()
+        assert "tps_ranked" in sys.modules
+        assert names(toolset.search("words")) == ["greet"]
+    finally:
+        _forget("tps_ranked")
