@@ -26,27 +26,24 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.exceptions import ConfigError
-from toolpacks.mcp.http._app import DEFAULT_MAX_BODY_BYTES, build_http_app
+from toolpacks.mcp.http._app import DEFAULT_MAX_BODY_BYTES
 from toolpacks.mcp.http._guard import check_token, is_loopback
 from toolpacks.mcp.http._limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, HttpLimits
 from toolpacks.mcp.http._run import bound_url, grace_on_signal, listen, serve_here
+from toolpacks.mcp.http._worker import READY, build_app, exit_abandoning, worker_main
+from toolpacks.mcp.http._worker import WorkerSpec as _Spec
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
-    from toolpacks.host._host import Host
-    from toolpacks.mcp._stdio import ServeOutcome
-    from toolpacks.mcp.http._app import HttpServed
 
 __all__ = ["serve_http"]
 
@@ -60,24 +57,7 @@ BACKOFF_MAX = 30.0
 """The longest wait before a worker is replaced."""
 STABLE_AFTER = 30.0
 """Seconds a worker must stay up for its replacement to be started at once again."""
-_READY = b"ready"
 
-
-@dataclass(frozen=True)
-class _Spec:
-    """What a worker needs to build and serve the app (sent to it pickled)."""
-
-    config: str | Mapping[str, Any] | None
-    agents: tuple[str, ...]
-    token: str | None = field(repr=False)
-    allowed_origins: tuple[str, ...] | None
-    allowed_hosts: tuple[str, ...] | None
-    max_body_bytes: int
-    expose_errors: bool
-    grace: float
-    log_level: int | None
-    limits: HttpLimits = field(default_factory=HttpLimits)
-    metrics_dir: str | None = None
 
 
 def _refuse_open_bind(host: str, token: str | None) -> None:
@@ -171,14 +151,14 @@ def serve_http(
     from toolpacks.host._host import Host as HostClass
 
     with HostClass(spec.config) as built:
-        served = _build(built, spec)  # fails here, before binding, when an agent cannot be served
+        served = build_app(built, spec)  # fails here, before binding, if an agent cannot serve
         if workers == 1:
             sock = listen(host, port)
             _announce(announce, sock, served.agents, workers)
             outcome = serve_here(served, sock, spec.grace, limits=spec.limits)
             if outcome.abandoned or outcome.stuck_threads:
                 built.close()
-                _exit_abandoning(outcome)
+                exit_abandoning(outcome)
             return 0
     # Each worker builds its own host; this one only proved that the agents can be built.
     sock = listen(host, port)
@@ -191,18 +171,6 @@ def serve_http(
             ).run()
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
-
-
-def _build(host: Host, spec: _Spec) -> HttpServed:
-    return build_http_app(
-        host,
-        spec.agents,
-        spec.token,
-        allowed_origins=spec.allowed_origins,
-        allowed_hosts=spec.allowed_hosts,
-        max_body_bytes=spec.max_body_bytes,
-        expose_errors=spec.expose_errors,
-    )
 
 
 def _announce(
@@ -218,12 +186,6 @@ def _announce(
     single = f" (also {url}/mcp)" if len(agents) == 1 else ""
     plural = "s" if workers > 1 else ""
     announce(f"serving {paths}{single} with {workers} worker{plural}; SIGTERM or Ctrl-C stops")
-
-
-def _exit_abandoning(outcome: ServeOutcome) -> None:
-    from toolpacks.mcp._server import _exit_abandoning as exit_abandoning
-
-    exit_abandoning(outcome)
 
 
 # -- the supervisor ----------------------------------------------------------------------------
@@ -262,7 +224,7 @@ class _Backoff:
 
 
 WorkerTarget = Callable[["_Spec", socket.socket, "Connection"], None]
-"""What a worker process runs: ``_worker_main`` (tests give another)."""
+"""What a worker process runs: ``worker_main`` (tests give another)."""
 
 
 class _Supervisor:
@@ -280,7 +242,7 @@ class _Supervisor:
         self.spec = spec
         self.sock = sock
         self.count = count
-        self.target = target or _worker_main
+        self.target = target or worker_main
         self.backoffs = [backoff() for _ in range(count)]
         import multiprocessing
 
@@ -434,7 +396,7 @@ def _stopped_cleanly(worker: _Worker, sig: signal.Signals) -> bool:
 
 def _poll(pipe: Connection) -> bool:
     try:
-        return pipe.poll() and pipe.recv_bytes() == _READY
+        return pipe.poll() and pipe.recv_bytes() == READY
     except (EOFError, OSError):
         return False
 
@@ -445,78 +407,3 @@ def _signal(process: BaseProcess, sig: signal.Signals) -> None:
             os.kill(process.pid, sig)
 
 
-# -- a worker ----------------------------------------------------------------------------------
-
-
-def _worker_logging(level: int | None, secrets: tuple[str, ...]) -> None:
-    """Print toolpacks' log records on stderr, redacted, as the command line does."""
-    if level is None:
-        return
-    from toolpacks.core._secrets import redact_text
-
-    class Redact(logging.Filter):
-        def filter(self, record: logging.LogRecord) -> bool:
-            record.msg = redact_text(record.getMessage(), secrets)
-            record.args = None
-            if record.exc_info:
-                trace = logging.Formatter().formatException(record.exc_info)
-                record.exc_text = redact_text(trace, secrets)
-            return True
-
-    class Format(logging.Formatter):
-        def format(self, record: logging.LogRecord) -> str:
-            text = super().format(record)
-            return f"toolpacks: {record.levelname.lower()}: [worker {os.getpid()}] {text}"
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(Format("%(message)s"))
-    handler.addFilter(Redact())
-    root = logging.getLogger("toolpacks")
-    root.addHandler(handler)
-    root.setLevel(level)
-
-
-def _worker_main(spec: _Spec, sock: socket.socket, pipe: Connection) -> None:
-    """One worker process: build the host and app, serve ``sock``, exit with the outcome."""
-    if spec.metrics_dir is not None:  # before prometheus_client is imported: it reads it then
-        from toolpacks.mcp.http._metrics import MULTIPROC_ENV
-
-        os.environ[MULTIPROC_ENV] = spec.metrics_dir
-    _worker_logging(spec.log_level, (spec.token,) if spec.token else ())
-    from toolpacks.host._host import Host as HostClass
-
-    try:
-        host = HostClass(spec.config)
-        served = _build(host, spec)
-    except Exception:
-        logger.exception("toolpacks serve: this worker cannot build the agents' toolsets")
-        sys.exit(1)
-    server: list[Any] = []
-
-    def started() -> None:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        pipe.send_bytes(_READY)
-
-        def watch_supervisor() -> None:
-            with contextlib.suppress(EOFError, OSError):
-                while True:
-                    pipe.recv_bytes()
-            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to stop
-                loop.call_soon_threadsafe(lambda: server[0].stop(reason="supervisor gone"))
-
-        threading.Thread(target=watch_supervisor, name="toolpacks-supervisor", daemon=True).start()
-
-    outcome = serve_here(
-        served,
-        sock,
-        spec.grace,
-        on_started=started,
-        on_server=server.append,
-        limits=spec.limits,
-    )
-    if outcome.abandoned or outcome.stuck_threads:
-        host.close()
-        _exit_abandoning(outcome)
-    host.close()
