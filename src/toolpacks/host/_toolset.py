@@ -57,6 +57,10 @@ class Toolset:
     Build one with ``Host.toolset(...)`` or directly from tools: ``Toolset([t1, t2])``.
     """
 
+    tracer: Callable[..., Awaitable[ToolResult]] | None = None
+    """``tracer(toolset, name, context, run)`` wraps every ``call`` (``await run()`` makes it);
+    set by ``toolpacks.integrations.otel.instrument``. None: calls are not traced."""
+
     def __init__(
         self,
         tools: Iterable[Tool | ToolEntry] = (),
@@ -248,6 +252,14 @@ class Toolset:
             call_id: The call's id (the provider's tool-call id); wins over the context's.
         """
         ctx = self._context(context, call_id)
+        if self.tracer is not None:  # ``toolpacks.integrations.otel.instrument``
+            return await self.tracer(self, name, ctx, lambda: self._call(name, arguments, ctx))
+        return await self._call(name, arguments, ctx)
+
+    async def _call(
+        self, name: str, arguments: Mapping[str, Any] | str | bytes | None, ctx: ToolContext
+    ) -> ToolResult:
+        """``call`` once the context is set: lookup, permissions, approval, the run."""
         entry = self._entries.get(name) or self._by_qualified.get(name)
         if entry is None:
             return error_result(
