@@ -9,6 +9,10 @@ A small, stable helper for the modules of ``toolpacks.integrations`` (private to
   and, when the toolset has no approval handler, reports an approval toolpacks asked for
   instead of denying it, so that the adapter can hand it to the framework's own approval
   mechanism (``Outcome.approval``);
+- ``probe(toolset, name, arguments, call_id=...)`` asks the ``authorize`` hooks about a call
+  without running it, for frameworks that decide whether to pause before they invoke a tool
+  (openai-agents' ``needs_approval``, LangChain's human-in-the-loop middleware); ``call``
+  then replays the hooks' answer (``answer=``) rather than asking them twice;
 - ``model_value(result, toolset, name)`` is the value a framework that takes structured tool
   output should get: ``ToolResult.value``, or the capped text when the value is too long.
 """
@@ -16,15 +20,28 @@ A small, stable helper for the modules of ``toolpacks.integrations`` (private to
 from __future__ import annotations
 
 import copy
+import inspect
+from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from toolpacks.core._result import ToolResult
 from toolpacks.exceptions import ToolNotFoundError
 from toolpacks.host._approval import ApprovalRequest, Approver
 from toolpacks.host._toolset import Toolset
 
-__all__ = ["Outcome", "call", "framework_missing", "model_value"]
+__all__ = [
+    "Outcome",
+    "Verdict",
+    "Verdicts",
+    "call",
+    "framework_missing",
+    "may_ask",
+    "model_value",
+    "probe",
+]
+
+_UNSET: Any = object()
 
 
 def framework_missing(framework: str, extra: str, cause: ImportError) -> ImportError:
@@ -78,6 +95,7 @@ async def call(
     *,
     call_id: str | None = None,
     approved: bool = False,
+    answer: object = _UNSET,
 ) -> Outcome:
     """Run ``name`` through ``toolset.call``, with approvals left to the framework if need be.
 
@@ -93,14 +111,19 @@ async def call(
         arguments: The arguments as the model sent them (JSON text or a mapping).
         call_id: The framework's tool-call id.
         approved: Whether the framework's user has approved this call already.
+        answer: The ``authorize`` hooks' answer ``probe`` recorded for this call (its
+            ``Verdict.answer``): it stands in for the hooks, which are not asked again.
     """
     target = toolset
+    if answer is not _UNSET:
+        target = copy.copy(toolset)
+        target.authorizers = () if answer is None else (_Replay(answer),)
     deferral: _Deferral | None = None
-    if toolset.approver.handler is None and _may_ask(toolset, name):
+    if toolset.approver.handler is None and may_ask(toolset, name):
         # A copy of the toolset for this one call, with a handler that records the request;
         # "always" answers stay shared with the original.
         deferral = _Deferral(approved)
-        target = copy.copy(toolset)
+        target = copy.copy(target)
         target.approver = Approver(deferral, toolset.approver.always)
     result = await target.call(name, arguments, call_id=call_id)
     if deferral is not None and deferral.request is not None and not approved:
@@ -108,7 +131,109 @@ async def call(
     return Outcome(result)
 
 
-def _may_ask(toolset: Toolset, name: str) -> bool:
+class Verdict(NamedTuple):
+    """What toolpacks will decide for one call, found by ``probe`` before it runs."""
+
+    answer: object
+    """The ``authorize`` hooks' first answer other than None (None when none answered)."""
+    ask: bool
+    """Whether toolpacks asks for approval: a hook answered "ask", or the tool requires it
+    and no hook denied the call."""
+
+
+class _Replay:
+    """An ``authorize`` hook that gives the answer the real hooks gave in ``probe``."""
+
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def __call__(self, **_: Any) -> Any:
+        return self.answer
+
+
+class _Recorder:
+    """An ``authorize`` hook that asks the real ones, records their answer, and stops."""
+
+    __slots__ = ("answer", "authorizers", "reached")
+
+    def __init__(self, authorizers: tuple[Any, ...]) -> None:
+        self.authorizers = authorizers
+        self.answer: object = None
+        self.reached = False
+
+    async def __call__(self, **kwargs: Any) -> Literal["deny"]:
+        self.reached = True
+        for authorizer in self.authorizers:  # as Toolset.call asks them: first answer wins
+            answer = authorizer(**kwargs)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer is not None:
+                self.answer = answer
+                break
+        return "deny"  # a probe never runs the tool
+
+
+async def probe(
+    toolset: Toolset,
+    name: str,
+    arguments: Mapping[str, Any] | str | bytes | None,
+    *,
+    call_id: str | None = None,
+) -> Verdict | None:
+    """What toolpacks will decide for a call, without running it.
+
+    The call goes through ``Toolset.call`` up to the ``authorize`` hooks (lookup, agent
+    permissions, the gate and validation), the hooks are asked as a call asks them, and the
+    call stops there: no tool code or ``before_invoke`` hook runs.
+
+    Returns:
+        The hooks' answer and whether toolpacks asks for approval; None when the call fails
+        before the hooks are asked (an unknown tool, invalid arguments...): no person should
+        be asked about it, and the call reports the error when it runs.
+    """
+    recorder = _Recorder(toolset.authorizers)
+    target = copy.copy(toolset)
+    target.authorizers = (recorder,)
+    target.tracer = None  # a probe is not a call: it leaves no span
+    await target.call(name, arguments, call_id=call_id)
+    if not recorder.reached:
+        return None
+    answer = recorder.answer
+    if answer not in (None, "allow", "ask"):
+        return Verdict(answer, False)  # denied (or an answer Toolset.call refuses)
+    return Verdict(answer, answer == "ask" or toolset.entry(name).require_approval)
+
+
+class Verdicts:
+    """The verdicts of calls a framework paused for, by call id, until each call runs.
+
+    Bounded: verdicts of calls that never run (rejected, abandoned) are forgotten oldest
+    first, and such a call, if it ever runs, asks the hooks again.
+    """
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
+        self._limit = limit
+
+    def put(self, call_id: str, verdict: Verdict) -> None:
+        """Keep ``verdict`` for the call ``call_id``."""
+        self._verdicts[call_id] = verdict
+        self._verdicts.move_to_end(call_id)
+        while len(self._verdicts) > self._limit:
+            self._verdicts.popitem(last=False)
+
+    def get(self, call_id: str) -> Verdict | None:
+        """The verdict kept for ``call_id``, if any."""
+        return self._verdicts.get(call_id)
+
+    def pop(self, call_id: str) -> Verdict | None:
+        """The verdict kept for ``call_id``, forgotten now (the call runs)."""
+        return self._verdicts.pop(call_id, None)
+
+
+def may_ask(toolset: Toolset, name: str) -> bool:
     """Whether a call of ``name`` can need approval (the tool requires it, or a hook may ask)."""
     if toolset.authorizers:
         return True

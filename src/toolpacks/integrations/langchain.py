@@ -19,17 +19,35 @@ validate arguments against a ``dict`` schema, toolpacks does.
 - Invoked with a plain ``dict`` of arguments, a tool returns that text (the error text on
   failure, as langchain-core's ``handle_tool_error=True`` does).
 
+Approvals: with no approval handler on the toolset, a call toolpacks would ask about is
+denied, unless the agent reviews it with LangChain's human-in-the-loop middleware configured
+by :func:`interrupt_on`: ``HumanInTheLoopMiddleware(interrupt_on=interrupt_on(toolset))``
+pauses exactly the calls toolpacks would ask about (the tool requires approval, or an
+``authorize`` hook answers "ask"; the hooks are asked once per call), and a call the person
+approved runs once, approved for toolpacks too. A rejected call never runs.
+
 Install the framework with ``pip install 'toolpacks[langchain]'``; it is imported when
-``as_tools`` is first called.
+``as_tools`` is first called (the middleware comes with ``langchain``).
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import weakref
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolpacks.integrations._common import framework_missing, model_value
+from toolpacks.integrations._common import (
+    Outcome,
+    Verdict,
+    Verdicts,
+    call,
+    framework_missing,
+    may_ask,
+    model_value,
+    probe,
+)
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -37,7 +55,30 @@ if TYPE_CHECKING:
     from toolpacks.core._result import ToolResult
     from toolpacks.host._toolset import Toolset
 
-__all__ = ["as_tools"]
+__all__ = ["as_tools", "interrupt_on"]
+
+
+class _Reviewed:
+    """The verdicts of calls put to the middleware, with the arguments they were made on."""
+
+    def __init__(self) -> None:
+        self.verdicts = Verdicts()
+        self.arguments: dict[str, Any] = {}
+
+    def put(self, call_id: str, verdict: Verdict, arguments: Any) -> None:
+        self.verdicts.put(call_id, verdict)
+        self.arguments[call_id] = arguments
+        if len(self.arguments) > 2 * 4096:  # keep the arguments of kept verdicts only
+            self.arguments = {k: v for k, v in self.arguments.items() if self.verdicts.get(k)}
+
+    def pop(self, call_id: str) -> tuple[Verdict, Any] | None:
+        verdict = self.verdicts.pop(call_id)
+        arguments = self.arguments.pop(call_id, None)
+        return None if verdict is None else (verdict, arguments)
+
+
+_reviewed: weakref.WeakKeyDictionary[Toolset, _Reviewed] = weakref.WeakKeyDictionary()
+"""Per toolset: the calls the middleware reviews, as :func:`interrupt_on` decided them."""
 
 _call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "toolpacks_langchain_call_id", default=None
@@ -81,6 +122,91 @@ def as_tools(toolset: Toolset) -> list[BaseTool]:
     return tools
 
 
+def interrupt_on(
+    toolset: Toolset,
+    *,
+    allowed_decisions: Iterable[str] = ("approve", "reject"),
+) -> dict[str, Any]:
+    """The ``interrupt_on`` of LangChain's ``HumanInTheLoopMiddleware`` for ``toolset``.
+
+    One entry per tool a call of which toolpacks may ask about (it requires approval, or the
+    toolset has ``authorize`` hooks), whose ``when`` predicate asks toolpacks about each call:
+    the run pauses exactly when toolpacks would ask for approval (not for a call a hook
+    allows or denies, nor for invalid arguments, which the tool then reports). A call the
+    person approves runs once and toolpacks does not ask about it again; a rejected call
+    never runs; an edited call runs approved, after the ``authorize`` hooks have seen its new
+    arguments (a hook that denies them still denies it).
+
+    A toolset with an approval handler gets no entry: its handler decides, in the call.
+
+    Args:
+        toolset: The toolset whose tools (from :func:`as_tools`) the agent uses.
+        allowed_decisions: The decisions the reviewer may make (``"approve"``,
+            ``"reject"``, ``"edit"``, ``"respond"``).
+
+    Returns:
+        ``{tool name: InterruptOnConfig}`` for
+        ``HumanInTheLoopMiddleware(interrupt_on=...)``.
+
+    Example:
+        >>> from toolpacks import Toolset, tool
+        >>> @tool(require_approval=True)
+        ... def delete(path: str) -> str:
+        ...     '''Delete a file.'''
+        ...     return path
+        >>> list(interrupt_on(Toolset([delete])))
+        ['delete']
+    """
+    if toolset.approver.handler is not None:
+        return {}
+    reviewed = _reviewed.setdefault(toolset, _Reviewed())
+    decisions = list(allowed_decisions)
+    return {
+        name: {"allowed_decisions": decisions, "when": _when(toolset, name, reviewed)}
+        for name in toolset.names()
+        if may_ask(toolset, name)
+    }
+
+
+def _when(toolset: Toolset, name: str, reviewed: _Reviewed) -> Callable[[Any], bool]:
+    """The ``when`` predicate of one tool: whether toolpacks asks about this call."""
+    from toolpacks.core.call._sync import run_sync
+
+    def when(request: Any) -> bool:
+        tool_call = request.tool_call
+        call_id = tool_call.get("id")
+        if not call_id:
+            return False  # no id to match an approval with: the call itself is refused
+        known = reviewed.verdicts.get(call_id)  # asked again on resume: the same answer
+        if known is None:
+            arguments = tool_call.get("args") or {}
+            known = run_sync(probe(toolset, name, arguments, call_id=call_id))
+            if known is None:
+                return False
+            reviewed.put(call_id, known, arguments)
+        return known.ask
+
+    return when
+
+
+def _reviewed_call(
+    toolset: Toolset, name: str, arguments: Mapping[str, Any], call_id: str | None
+) -> Coroutine[Any, Any, Outcome] | None:
+    """The ``call`` of a call the middleware reviewed (None when it did not review it)."""
+    reviewed = _reviewed.get(toolset)
+    found = reviewed.pop(call_id) if reviewed is not None and call_id else None
+    if found is None:
+        return None
+    verdict, sent = found
+    # Reaching the tool, a call the middleware paused for was approved (rejected ones end
+    # in the middleware). An edited call's hooks are asked again, about the new arguments.
+    if sent != arguments:
+        return call(toolset, name, arguments, call_id=call_id, approved=verdict.ask)
+    return call(
+        toolset, name, arguments, call_id=call_id, approved=verdict.ask, answer=verdict.answer
+    )
+
+
 @functools.cache
 def _tool_class() -> type[BaseTool]:
     """The ``BaseTool`` subclass, defined on first use so langchain loads only then."""
@@ -115,11 +241,21 @@ def _tool_class() -> type[BaseTool]:
                 _call_id.reset(token)
 
         def _run(self, **arguments: Any) -> tuple[str, Any]:
-            result = self.toolset.call_sync(self.name, arguments, call_id=_call_id.get())
+            call_id = _call_id.get()
+            reviewed = _reviewed_call(self.toolset, self.name, arguments, call_id)
+            if reviewed is not None:
+                from toolpacks.core.call._sync import run_sync
+
+                return self._output(run_sync(reviewed).result)
+            result = self.toolset.call_sync(self.name, arguments, call_id=call_id)
             return self._output(result)
 
         async def _arun(self, **arguments: Any) -> tuple[str, Any]:
-            result = await self.toolset.call(self.name, arguments, call_id=_call_id.get())
+            call_id = _call_id.get()
+            reviewed = _reviewed_call(self.toolset, self.name, arguments, call_id)
+            if reviewed is not None:
+                return self._output((await reviewed).result)
+            result = await self.toolset.call(self.name, arguments, call_id=call_id)
             return self._output(result)
 
         def _output(self, result: ToolResult) -> tuple[str, Any]:

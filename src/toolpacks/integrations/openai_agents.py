@@ -13,9 +13,13 @@ function tools:
   ``function_tool``); a tool that cannot be strict is handled as the export handles it
   (``strict=True`` raises ``ExportError`` naming it; ``strict="best_effort"`` exports it
   non-strict with a warning);
-- a tool that requires approval, in a toolset with no approval handler, gets
-  ``needs_approval=True``: the run stops for ``RunState.approve()``/``reject()``, and an
-  approved call runs. A handler set on the toolset decides instead.
+- approvals, in a toolset with no approval handler, are the SDK's: a tool that requires
+  approval, or any tool when the toolset has ``authorize`` hooks, gets an async
+  ``needs_approval`` that asks toolpacks, per call, whether it will ask (the tool requires
+  approval, or a hook answers "ask"; the hooks are asked here, once per call). The run then
+  stops with an interruption for ``RunState.approve()``/``reject()``: an approved call runs
+  once, without being asked about again; a rejected one never runs. A handler set on the
+  toolset decides instead, and the SDK asks nothing.
 
 Requires the ``openai-agents`` extra: ``pip install 'toolpacks[openai-agents]'``.
 """
@@ -26,10 +30,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from toolpacks.host._toolset import Toolset
-from toolpacks.integrations._common import call, framework_missing
+from toolpacks.integrations._common import Verdicts, call, framework_missing, may_ask, probe
 
 try:
-    from agents import FunctionTool
+    from agents import FunctionTool, RunContextWrapper
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - tested in a subprocess without the framework
     raise framework_missing("openai-agents", "openai-agents", exc) from exc
@@ -37,15 +41,38 @@ except ImportError as exc:  # pragma: no cover - tested in a subprocess without 
 __all__ = ["as_tools"]
 
 Invoke = Callable[[ToolContext[Any], str], Awaitable[str]]
+NeedsApproval = Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]
 
 
-def _invoker(toolset: Toolset, name: str, approved: bool) -> Invoke:
+def _invoker(toolset: Toolset, name: str, verdicts: Verdicts | None) -> Invoke:
     async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> str:
-        outcome = await call(toolset, name, arguments, call_id=ctx.tool_call_id, approved=approved)
+        call_id = ctx.tool_call_id
+        verdict = verdicts.pop(call_id) if verdicts is not None else None
+        if verdict is None:  # no pause was asked for (or it was, in another process)
+            approved = verdicts is not None and ctx.is_tool_approved(name, call_id) is True
+            outcome = await call(toolset, name, arguments, call_id=call_id, approved=approved)
+        else:  # the SDK invokes a call it paused for only once its user approved it
+            outcome = await call(
+                toolset, name, arguments, call_id=call_id, approved=True, answer=verdict.answer
+            )
         return outcome.result.content
 
     on_invoke_tool.__qualname__ = on_invoke_tool.__name__ = f"toolpacks_{name}"
     return on_invoke_tool
+
+
+def _needs_approval(toolset: Toolset, name: str, verdicts: Verdicts) -> NeedsApproval:
+    async def needs_approval(
+        ctx: RunContextWrapper[Any], arguments: dict[str, Any], call_id: str
+    ) -> bool:
+        verdict = await probe(toolset, name, arguments, call_id=call_id)
+        if verdict is None:  # the call fails before any approval: it runs to say so
+            return False
+        verdicts.put(call_id, verdict)
+        return verdict.ask
+
+    needs_approval.__qualname__ = needs_approval.__name__ = f"toolpacks_{name}_needs_approval"
+    return needs_approval
 
 
 def as_tools(
@@ -85,16 +112,19 @@ def as_tools(
     no_handler = toolset.approver.handler is None
     tools: list[FunctionTool] = []
     for entry, spec in zip(toolset.entries(), definitions, strict=True):
-        # The SDK asks its user before it invokes such a tool, so an invocation is approved.
-        sdk_approves = no_handler and entry.require_approval
+        name = entry.exposed
+        # Without a handler, the SDK asks its user whenever toolpacks would ask.
+        verdicts = Verdicts() if no_handler and may_ask(toolset, name) else None
         tools.append(
             FunctionTool(
                 name=spec["name"],
                 description=spec.get("description", ""),
                 params_json_schema=spec["parameters"],
-                on_invoke_tool=_invoker(toolset, entry.exposed, approved=sdk_approves),
+                on_invoke_tool=_invoker(toolset, name, verdicts),
                 strict_json_schema=bool(spec["strict"]),
-                needs_approval=sdk_approves,
+                needs_approval=False
+                if verdicts is None
+                else _needs_approval(toolset, name, verdicts),
             )
         )
     return tools
