@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.cli._errors import CliError, report
 from toolpacks.cli._toolsets import build_toolset, check_agent, make_host, unknown_pack
@@ -120,6 +120,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """
     if not mcp_available():
         raise CliError(MCP_MISSING)
+    if args.pack is not None:
+        from toolpacks.cli._install import serve_pack
+
+        return serve_pack(args)
     agents: list[str] = args.agent or []
     if args.http is None:
         _stdio_options(args, agents)
@@ -152,8 +156,26 @@ def _stdio_options(args: argparse.Namespace, agents: list[str]) -> None:
             "over stdio one process serves one agent",
             "serve several agents over HTTP (--http PORT), or start one `toolpacks serve` each",
         )
-    if args.workers != 1 or args.token_env is not None:
-        raise CliError("--workers and --token-env apply to --http only")
+    http_only = (args.header_timeout, args.body_timeout, args.max_connections, args.token_env)
+    if args.workers != 1 or any(option is not None for option in http_only):
+        raise CliError(
+            "--workers, --token-env, --header-timeout, --body-timeout and --max-connections "
+            "apply to --http only"
+        )
+
+
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The per-connection limits given on the command line (the others keep their defaults)."""
+    given = {
+        "header_timeout": args.header_timeout,
+        "body_timeout": args.body_timeout,
+        "max_connections": args.max_connections,
+    }
+    for name, value in given.items():
+        if value is not None and value <= 0:
+            flag = "--" + name.replace("_", "-")
+            raise CliError(f"{flag} must be a positive number, got {value}")
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def _serve_http(args: argparse.Namespace, agents: list[str]) -> int:
@@ -199,6 +221,7 @@ def _serve_http(args: argparse.Namespace, agents: list[str]) -> int:
             expose_errors=args.expose_errors,
             announce=announce,
             log_level=logging.INFO if args.verbose else logging.WARNING,
+            **_limits(args),
         )
     except OSError as exc:
         raise CliError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from exc
