@@ -24,7 +24,6 @@ from toolpacks.cli._commands import (
     cmd_toolset,
 )
 from toolpacks.cli._errors import CliError, CliParser, report
-from toolpacks.cli._install import add_commands, cmd_gc, cmd_install, cmd_uninstall
 
 __all__ = ["CliError", "main"]
 
@@ -130,11 +129,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-connections", type=int, metavar="N", help="with --http: connections per worker"
     )
-    p.add_argument("--pack", help="serve this one installed pack over stdio (an isolated child)")
-    p.add_argument("--settings", help="with --pack: a JSON file of the pack's settings")
-    p.add_argument("--manifest", help="with --pack: write the pack's manifest to this file")
-    p.add_argument("--print-manifest", action="store_true", help="with --pack: print it, exit")
-    p.add_argument("--path", action="append", help=argparse.SUPPRESS)
     p = add(
         "new", "Scaffold a tool pack repository.", "toolpacks new weather --dir ./toolpacks-weather"
     )
@@ -153,7 +147,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=None)
     p = add("lock", "Pin tool definitions to toolpacks.lock.", "toolpacks lock")
     p.add_argument("--output", default=None)
-    add_commands(add)  # install, uninstall, gc
     return parser
 
 
@@ -208,9 +201,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "new-tool": cmd_new_tool,
     "trust": cmd_trust,
     "lock": cmd_lock,
-    "install": cmd_install,
-    "uninstall": cmd_uninstall,
-    "gc": cmd_gc,
 }
 
 
@@ -241,7 +231,7 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    from toolpacks.cli._logs import cli_logging, release_pack_failures
+    from toolpacks.cli._logs import cli_logging
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -262,7 +252,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 import traceback
 
                 traceback.print_exc()
-            release_pack_failures(str(exc))  # but those the error gives the cause of
             report(exc)
             return 2
 

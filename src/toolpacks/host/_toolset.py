@@ -449,15 +449,13 @@ class Toolset:
             payload: An OpenAI message or ``tool_calls`` list, Responses output items, an
                 Anthropic message or content blocks, or a Bedrock Converse response.
             format: The provider format the payload and the results use.
-        """
-        from toolpacks.export import parse_tool_calls, render_result
 
-        calls = parse_tool_calls(payload, format)  # type: ignore[arg-type]
-        results = await self.call_many(calls)
-        return [
-            render_result(r, format, call=c)  # type: ignore[arg-type]
-            for r, c in zip(results, calls, strict=True)
-        ]
+        With deferred tools, the model's tool searches are answered too: Responses
+        ``tool_search_call`` items, and calls of the ``search_tools`` tool.
+        """
+        from toolpacks.export._search_tools import execute
+
+        return await execute(self, payload, format)
 
 
 def _renamed_error(result: ToolResult, own: str, exposed: str) -> ToolResult:
