@@ -10,7 +10,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from toolpacks import Host
+from toolpacks import Host, PackInfo
 
 HERE = Path(__file__).parent
 
@@ -27,13 +27,29 @@ def ensure_demo_db(path: Path) -> None:
         )
 
 
+SOURCES = {
+    "files": "file-based tools ([files] dirs)",
+    "mcp": "an MCP server ([mcp_servers])",
+    "alias": "an alias ([packs.NAME] pack = ...)",
+    "in_process": "added in code (Host.add_pack)",
+    "llm": "an llm plugin ([llm] plugins)",
+}
+
+
+def origin(pack: PackInfo) -> str:
+    """Where a pack comes from: its distribution, or the kind of source for the others."""
+    if pack.distribution:
+        return f"{pack.distribution} {pack.version}"
+    return SOURCES.get(pack.source, pack.source)
+
+
 async def main() -> None:
     """Discover packs, build two toolsets and call tools through them."""
     ensure_demo_db(HERE / "demo.db")
     host = Host(HERE / "toolpacks.toml")
     print("== discovered packs (nothing imported yet)")
     for pack in host.packs:
-        print(f"  {pack.name:<8} {pack.status:<10} {pack.distribution} {pack.version}")
+        print(f"  {pack.name:<8} {pack.status:<10} {origin(pack)}")
 
     for agent in ("researcher", "analyst"):
         toolset = host.toolset(agent)
@@ -42,7 +58,8 @@ async def main() -> None:
     researcher = host.toolset("researcher")
     analyst = host.toolset("analyst")
     print("\n== OpenAI definition of one tool")
-    print(json.dumps(researcher.definitions("openai")[0], indent=2)[:600])
+    definitions = {d["function"]["name"]: d for d in researcher.definitions("openai")}
+    print(json.dumps(definitions["now"], indent=2))
 
     calls = [
         (
@@ -62,7 +79,7 @@ async def main() -> None:
         result = await toolset.call(name, arguments)
         status = "error" if result.is_error else "ok"
         print(f"\n== {toolset.agent}: {name}({arguments}) -> {status}")
-        print("  " + result.content[:400].replace("\n", "\n  "))
+        print("  " + result.content.replace("\n", "\n  "))
     host.close()
 
 

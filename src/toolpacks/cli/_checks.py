@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolpacks.cli._errors import did_you_mean
+from toolpacks.cli._errors import counted, did_you_mean
 
 if TYPE_CHECKING:
     from toolpacks.core._tool import Tool
@@ -113,7 +113,8 @@ def _why_empty(agent_config: Any, tools: dict[str, Tool], tags: set[str]) -> str
             f"{message}: include_tags = {list(agent_config.include_tags)} matches none of "
             f"its packs' tags ({_listed(tags)})"
         )
-    return f"{message}: include_tags, exclude_tags and exclude leave none of {len(tools)} tools"
+    left = counted(len(tools), "tool")
+    return f"{message}: include_tags, exclude_tags and exclude leave none of {left}"
 
 
 def allowed_agent_findings(host: Host, agents: Sequence[str], add: Add) -> None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.cli._errors import CliError, did_you_mean, report
+from toolpacks.cli._errors import CliError, counted, did_you_mean, report
 from toolpacks.cli._toolsets import (
     build_toolset,
     code_host,
@@ -50,6 +50,9 @@ def pack_line(p: dict[str, Any]) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     """``toolpacks list``."""
     if args.tools:
+        from toolpacks.cli._logs import pack_failures_shown
+
+        pack_failures_shown()  # each row of a failed pack says why
         host = code_host(args)
         for info in host.packs:
             if info.status == "available":
@@ -88,9 +91,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``toolpacks show``; secrets are redacted by key (nested tables included) and by value."""
-    from toolpacks.cli._logs import redacted_logs
+    from toolpacks.cli._logs import pack_failures_shown, redacted_logs
 
     with redacted_logs() as logs:
+        pack_failures_shown()  # the error line below the pack says why it failed
         return _show(args, logs)
 
 
@@ -135,7 +139,8 @@ def _show_pack(host: Any, args: argparse.Namespace, secrets: tuple[str, ...]) ->
     if args.json:
         print_json(data)
     else:
-        print(pack_line(data))
+        failed = info.status in ("failed", "clash")
+        print(pack_line({**data, "error": None} if failed else data))  # the error line says why
         for key, value in data["settings"].items():
             print(f"  setting {key} = {value!r}")
         for q in data["tools"]:
@@ -219,7 +224,7 @@ def cmd_toolset(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"agent": args.agent, "tools": rows})
         return 0
-    print(f"toolset for agent {args.agent or '(default)'}: {len(rows)} tools")
+    print(f"toolset for agent {args.agent or '(default)'}: {counted(len(rows), 'tool')}")
     for row in rows:
         extra = "  (approval)" if row["require_approval"] else ""
         print(f"  {row['name']:<28} {row['qualified']:<32} [{', '.join(row['tags'])}]{extra}")

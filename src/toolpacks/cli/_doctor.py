@@ -25,7 +25,7 @@ from toolpacks.core._secrets import (
     redact_text,
     secret_values,
 )
-from toolpacks.exceptions import ConfigError, ToolpacksError, UntrustedConfigError
+from toolpacks.exceptions import ConfigError, PackError, ToolpacksError, UntrustedConfigError
 
 if TYPE_CHECKING:
     from toolpacks.host._host import Host
@@ -243,7 +243,10 @@ def _check_agents(host: Host, report: Report) -> None:
                 unknown = []
             except ToolpacksError as exc:
                 message = str(exc)
-                if "did you mean" not in message:
+                named, failed, _ = message.partition(" failed to load: ")
+                if isinstance(exc, PackError) and failed:  # its pack's finding gives the cause
+                    message = f"{named} failed to load (see the pack's error above)"
+                elif "did you mean" not in message:
                     message = "; ".join([message, *unknown])
                 report.add("error", topic, message)
                 unknown = []
@@ -258,6 +261,9 @@ def _check_agents(host: Host, report: Report) -> None:
 
 def run_doctor(args: argparse.Namespace) -> int:
     """Print the report; exit status 1 when anything is an error."""
+    from toolpacks.cli._logs import pack_failures_shown
+
+    pack_failures_shown()  # a finding names each pack that failed, and why
     report = diagnose(args.config, args.slow)
     if getattr(args, "json", False):
         data: dict[str, Any] = {

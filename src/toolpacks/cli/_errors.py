@@ -12,7 +12,15 @@ import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["CliError", "CliParser", "did_you_mean", "error_lines", "key_hints", "report"]
+__all__ = [
+    "CliError",
+    "CliParser",
+    "counted",
+    "did_you_mean",
+    "error_lines",
+    "key_hints",
+    "report",
+]
 
 DEBUG_HINT = "(run with --debug for details)"
 
@@ -37,6 +45,11 @@ class CliParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print ``toolpacks: error: <message>`` and a pointer to ``--help``; exit 2."""
         self.exit(2, f"toolpacks: error: {message}\n  see `{self.prog} --help`\n")
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``: a count whose noun agrees with it (regular plurals only)."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
@@ -89,7 +102,10 @@ def error_lines(exc: BaseException) -> list[str]:
     hints.extend(str(note) for note in getattr(exc, "__notes__", ()))
     lines = [f"toolpacks: error: {first}"]
     for hint in hints:
-        lines.extend(f"  {line.strip()}" for line in hint.splitlines() if line.strip())
+        for line in (h.strip() for h in hint.splitlines()):
+            # A suggestion the message already makes ("did you mean ...?") is not repeated.
+            if line and line not in message and f"  {line}" not in lines:
+                lines.append(f"  {line}")
     return lines
 
 

@@ -5,6 +5,10 @@ One handler on the ``toolpacks`` logger for the whole command: every record is r
 mentioned), and records of resolved tool-name conflicts (``on_conflict = "first"`` or
 ``"priority"`` picking a winner) are shown only with ``--verbose``; ``doctor`` reports them
 in its findings instead.
+
+A pack that failed to load is reported once per command: its warning is held until the
+command ends, and dropped when the command reported the failure itself (``list --tools``,
+``doctor`` and ``show`` list it; an error naming its cause ends the command).
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ __all__ = [
     "cli_logging",
     "conflict_notes",
     "is_conflict_record",
+    "pack_failures_shown",
     "redacted_logs",
+    "release_pack_failures",
 ]
 
 LOGGER = "toolpacks"
@@ -67,14 +73,35 @@ class LogRedactor(logging.Filter):
         return True
 
 
+_PACK_FAILED = " failed to load: "
+"""What the warnings of a pack that failed to load say between the pack and the cause."""
+
+
+def _failure_cause(record: logging.LogRecord) -> str | None:
+    """The cause a pack-failure warning gives, or None for any other record."""
+    if record.levelno != logging.WARNING:
+        return None
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format string is the handler's to report
+        return None
+    _, found, cause = message.partition(_PACK_FAILED)
+    return cause if found and cause else None
+
+
 class _Shown(logging.Filter):
-    """Drops conflict records (unless verbose) and, with ``once``, repeated messages."""
+    """Drops conflict records (unless verbose) and, with ``once``, repeated messages.
+
+    With ``once``, pack-failure warnings are also held (see ``release_pack_failures``).
+    """
 
     def __init__(self, verbose: bool, once: bool) -> None:
         super().__init__()
         self.verbose = verbose
         self.once = once
         self.seen: set[tuple[int, str]] = set()
+        self.held: list[logging.LogRecord] = []
+        self.shown_elsewhere = False
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.verbose and is_conflict_record(record):
@@ -84,6 +111,10 @@ class _Shown(logging.Filter):
             if key in self.seen:
                 return False
             self.seen.add(key)
+            if _failure_cause(record) is not None:
+                if not self.shown_elsewhere:
+                    self.held.append(record)
+                return False
         return True
 
 
@@ -95,16 +126,43 @@ class _Formatter(logging.Formatter):
 
 _active: list[LogRedactor] = []
 """The redactor of the command running now (innermost last)."""
+_shown: list[tuple[logging.Handler, _Shown]] = []
+"""The handler of the command running now and its filter (innermost last)."""
 
 
-def _handler(verbose: bool, once: bool) -> tuple[logging.Handler, LogRedactor]:
+def _handler(verbose: bool, once: bool) -> tuple[logging.Handler, LogRedactor, _Shown]:
     redactor = LogRedactor()
+    shown = _Shown(verbose, once)
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.INFO if verbose else logging.WARNING)
     handler.setFormatter(_Formatter("%(message)s"))
     handler.addFilter(redactor)
-    handler.addFilter(_Shown(verbose, once))
-    return handler, redactor
+    handler.addFilter(shown)
+    return handler, redactor, shown
+
+
+def pack_failures_shown() -> None:
+    """Drop the running command's pack-failure warnings: its own output lists every failure."""
+    if _shown:
+        _, shown = _shown[-1]
+        shown.shown_elsewhere = True
+        shown.held.clear()
+
+
+def release_pack_failures(reported: str = "") -> None:
+    """Print the held pack-failure warnings, but those whose cause ``reported`` already gives.
+
+    Args:
+        reported: The text of the error that ends the command (empty when it succeeded).
+    """
+    if not _shown:
+        return
+    handler, shown = _shown[-1]
+    held, shown.held = shown.held, []
+    for record in held:
+        cause = _failure_cause(record)
+        if not (reported and cause and cause.splitlines()[0] in reported):
+            handler.emit(record)  # the filters ran (and redacted it) when it was held
 
 
 @contextmanager
@@ -116,15 +174,18 @@ def cli_logging(*, verbose: bool = False, once: bool = True) -> Iterator[LogReda
         once: Print each message once (off for ``serve``, which runs for long).
     """
     logger = logging.getLogger(LOGGER)
-    handler, redactor = _handler(verbose, once)
+    handler, redactor, shown = _handler(verbose, once)
     level = logger.level
     if verbose:
         logger.setLevel(logging.INFO)
     logger.addHandler(handler)
     _active.append(redactor)
+    _shown.append((handler, shown))
     try:
         yield redactor
     finally:
+        release_pack_failures()
+        _shown.remove((handler, shown))
         _active.remove(redactor)
         logger.removeHandler(handler)
         logger.setLevel(level)

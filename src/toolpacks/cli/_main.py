@@ -231,7 +231,7 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    from toolpacks.cli._logs import cli_logging
+    from toolpacks.cli._logs import cli_logging, release_pack_failures
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -258,3 +258,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+            release_pack_failures(str(exc))  # but those the error gives the cause of

@@ -231,7 +231,10 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 class _AgentRoute:
-    """``/agents/{agent}/mcp``: the named agent's endpoint, or 404."""
+    """``/agents/{agent}/mcp``: the named agent's endpoint, or 404.
+
+    Also ``/mcp`` when several agents are served: a 404 naming each agent's path.
+    """
 
     def __init__(self, agents: dict[str, _Agent]) -> None:
         self.agents = agents
@@ -243,6 +246,9 @@ class _AgentRoute:
         if agent is None:
             served = ", ".join(self.agents)
             message = f"Not Found: no agent {name!r} is served here (served: {served})"
+            if not name:
+                paths = ", ".join(f"/agents/{a}/mcp" for a in self.agents)
+                message = f"Not Found: several agents are served here, each at its path: {paths}"
             await _rpc_error(404, message)(scope, receive, send)
             return
         await agent(scope, receive, send)
@@ -354,6 +360,8 @@ def build_http_app(
     ]
     if len(endpoints) == 1:
         routes.append(Route("/mcp", next(iter(endpoints.values()))))
+    else:  # which agent would it be? The 404 says where each one is
+        routes.append(Route("/mcp", _AgentRoute(endpoints)))
     app = Starlette(routes=routes, lifespan=lifespan)
     return HttpServed(app, metrics, names)
 
