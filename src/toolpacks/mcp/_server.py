@@ -31,6 +31,7 @@ from toolpacks.core.call._gate import invalid_arguments
 from toolpacks.core.call._outcome import exception_text
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
+from toolpacks.mcp._search import Found as _Found
 
 if TYPE_CHECKING:
     import mcp_types
@@ -67,16 +68,20 @@ def _policy_toolset(
 class _ToolsetServer:
     """The ``tools/list`` and ``tools/call`` handlers for one toolset."""
 
-    def __init__(self, toolset: Toolset, expose_errors: bool) -> None:
+    def __init__(self, toolset: Toolset, expose_errors: bool, *, announce: bool = False) -> None:
         from toolpacks.export._mcp import wraps_output
+        from toolpacks.mcp._search import up_front
 
         self.toolset = toolset
         self.expose_errors = expose_errors
         self.names = frozenset(toolset.names())
-        """The exposed names (the only names a client may call)."""
-        self.definitions = toolset.definitions("mcp")
-        """What ``tools/list`` answers: exactly ``toolset.definitions("mcp")``."""
-        self.structured: set[str] = {d["name"] for d in self.definitions if "outputSchema" in d}
+        """The exposed names (the only names a client may call; deferred ones too)."""
+        every, self.definitions, self.meta = up_front(toolset)
+        """What ``tools/list`` answers: ``toolset.definitions("mcp")``, that is the tools not
+        deferred and, when some are, the ``search_tools`` tool named by ``meta``."""
+        self.found = _Found(every, announce)
+        """Deferred tools a search found, listed from then on (stdio sessions only)."""
+        self.structured: set[str] = {d["name"] for d in every if "outputSchema" in d}
         """Tools with an output schema (their results carry ``structuredContent``)."""
         self.wrapped: set[str] = {
             e.exposed
@@ -116,7 +121,8 @@ class _ToolsetServer:
     ) -> mcp_types.ListToolsResult:
         import mcp_types
 
-        return mcp_types.ListToolsResult.model_validate({"tools": self.definitions})
+        tools = [*self.definitions, *self.found.listed()]
+        return mcp_types.ListToolsResult.model_validate({"tools": tools})
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
@@ -125,6 +131,8 @@ class _ToolsetServer:
         from mcp_types import INVALID_PARAMS
 
         name = params.name
+        if name == self.meta:
+            return await self.found.search(ctx, self.toolset, params.arguments)
         if name not in self.names:
             raise MCPError(code=INVALID_PARAMS, message=self._unknown(name))
         entry = self.toolset.entry(name)
@@ -236,13 +244,18 @@ def build_server(
 
 
 def _build(
-    toolset: Toolset, expose_errors: bool, approval: ApprovalHandler | None, name: str
+    toolset: Toolset,
+    expose_errors: bool,
+    approval: ApprovalHandler | None,
+    name: str,
+    announce: bool = False,
 ) -> tuple[Server[Any], _ToolsetServer]:
     from mcp.server import Server
 
     from toolpacks._version import __version__
 
-    handlers = _ToolsetServer(_policy_toolset(toolset, expose_errors, approval), expose_errors)
+    policy = _policy_toolset(toolset, expose_errors, approval)
+    handlers = _ToolsetServer(policy, expose_errors, announce=announce)
     server = Server(
         name,
         version=__version__,
@@ -256,12 +269,15 @@ async def _serve(
     toolset: Toolset, expose_errors: bool, approval: ApprovalHandler | None, name: str
 ) -> ServeOutcome:
     """Serve over stdio with our transport; how the session ended."""
+    from mcp.server import NotificationOptions
+
     from toolpacks.mcp._stdio import serve_session
 
-    server, handlers = _build(toolset, expose_errors, approval, name)
+    server, handlers = _build(toolset, expose_errors, approval, name, announce=True)
+    changes = NotificationOptions(tools_changed=bool(toolset.deferred))
 
     async def run_server(read_stream: Any, write_stream: Any) -> None:
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(read_stream, write_stream, server.create_initialization_options(changes))
 
     return await serve_session(
         run_server, answer_duplicate=handlers.duplicate_key, running=handlers.running_names
