@@ -65,7 +65,7 @@ class Host:
         approval: Decides calls to tools that require approval; without it they are denied.
         discover: Look for installed packs (entry point group ``toolpacks``). Turn off to
             use only packs added with ``add_pack``.
-        path: Directories to search for installed packs instead of ``sys.path``.
+        path: A list of directories to search for packs instead of ``sys.path`` (not a file).
         environ: The environment (for ``TOOLPACKS_*`` controls and ``{ env = ... }`` values);
             ``os.environ`` by default.
     """
@@ -80,9 +80,10 @@ class Host:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         from toolpacks.host._config import load_config
-        from toolpacks.packs.entrypoints._discovery import spare_pydantic_plugin_scan
+        from toolpacks.packs.entrypoints._discovery import path_entries, spare_pydantic_plugin_scan
         from toolpacks.packs.entrypoints._manifest import Manifests
 
+        self._path = path_entries(path)  # one string is refused: Host(path="x.toml") is a slip
         if discover:  # before the configuration's models: pydantic may not need its own scan
             spare_pydantic_plugin_scan()
         self.config: LoadedConfig = load_config(config)
@@ -90,7 +91,6 @@ class Host:
         self.approval = approval
         """The approval handler given to every toolset this host builds."""
         self._discover = discover
-        self._path = ([path] if isinstance(path, str) else list(path)) if path is not None else None
         self._environ = environ if environ is not None else os.environ
         self._manifests = Manifests(self._path, self._environ, self.config.path)
         self._pm = new_plugin_manager()

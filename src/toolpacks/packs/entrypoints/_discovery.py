@@ -48,6 +48,7 @@ __all__ = [
     "discover",
     "normalize",
     "parse_entry_points",
+    "path_entries",
     "select",
 ]
 
@@ -376,6 +377,26 @@ def _assemble(locations: list[str], scans: dict[str, Any], *, from_cache: bool) 
     clashes = {name: tuple(group) for name, group in by_name.items() if len(group) > 1}
     plugins = tuple(sorted({key for scan in scans.values() for key in scan["pydantic"]}))
     return Discovery(tuple(entries), clashes, tuple(shadowed), tuple(problems), from_cache, plugins)
+
+
+def path_entries(path: Iterable[str | os.PathLike[str]] | None) -> list[str] | None:
+    """The directories a host discovers packs in (``Host(path=...)``), as strings.
+
+    Raises:
+        TypeError: ``path`` is one string or path rather than a list: ``Host(path=
+            "toolpacks.toml")`` reads like a configuration file but would be searched for
+            packs, and the file ignored.
+    """
+    if path is None:
+        return None
+    if isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"Host(path={os.fsdecode(path)!r}): path is the list of directories to discover "
+            "packs in (sys.path entries), not one path; for a configuration file use "
+            f"Host(config={os.fsdecode(path)!r}) (or Host({os.fsdecode(path)!r})), and for "
+            f"one directory path=[{os.fsdecode(path)!r}]"
+        )
+    return [os.fspath(entry) for entry in path]
 
 
 def spare_pydantic_plugin_scan() -> None:
