@@ -217,3 +217,21 @@ def test_names_of_packs_outside_the_toolset_are_accepted(host: Host) -> None:
     """exclude/rename naming a pack that exists but is not in this toolset is fine."""
     ts = host.toolset(packs=["web"], exclude=["fs.delete"], rename={"fs.delete": "rm"})
     assert ts.names() == ["fetch", "search"]
+
+
+def test_a_host_toolset_without_hooks_keeps_the_calls_short_path(
+    pack_of: Callable[..., Any],
+) -> None:
+    """No hook applies: the entries share the empty hook set the short path looks for."""
+    from toolpacks.core._hooks import EMPTY_HOOKS
+
+    @tool
+    def plain(n: int) -> int:
+        """Echo n."""
+        return n
+
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(plain), "p")
+    host.hook("before_invoke", tags=["elsewhere"])(lambda **_: None)
+    toolset = host.toolset()
+    assert toolset.entry("plain").options.hooks is EMPTY_HOOKS

@@ -78,6 +78,8 @@ class HookSet:
         for hook in hooks:
             if hook.applies_to(tags):
                 groups[hook.event].append(hook.fn)
+        if not any(groups.values()):
+            return EMPTY_HOOKS  # the short path of a call recognises this very object
         return cls(
             tuple(groups["before_invoke"]),
             tuple(groups["after_invoke"]),
