@@ -24,6 +24,7 @@ from toolpacks.cli._commands import (
     cmd_toolset,
 )
 from toolpacks.cli._errors import CliError, CliParser, report
+from toolpacks.cli._install import add_commands, cmd_gc, cmd_install, cmd_uninstall
 
 __all__ = ["CliError", "main"]
 
@@ -120,6 +121,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--token-env", metavar="VAR", help="require 'Authorization: Bearer <value of VAR>'"
     )
+    p.add_argument("--pack", help="serve this one installed pack over stdio (an isolated child)")
+    p.add_argument("--settings", help="with --pack: a JSON file of the pack's settings")
+    p.add_argument("--manifest", help="with --pack: write the pack's manifest to this file")
+    p.add_argument("--print-manifest", action="store_true", help="with --pack: print it, exit")
+    p.add_argument("--path", action="append", help=argparse.SUPPRESS)
     p.add_argument(
         "--header-timeout", type=float, metavar="S", help="with --http: seconds to send headers"
     )
@@ -147,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=None)
     p = add("lock", "Pin tool definitions to toolpacks.lock.", "toolpacks lock")
     p.add_argument("--output", default=None)
+    add_commands(add)  # install, uninstall, gc
     return parser
 
 
@@ -201,6 +208,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "new-tool": cmd_new_tool,
     "trust": cmd_trust,
     "lock": cmd_lock,
+    "install": cmd_install,
+    "uninstall": cmd_uninstall,
+    "gc": cmd_gc,
 }
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from toolpacks.core._secrets import REDACTED, redact
 from toolpacks.exceptions import ConfigError
+from toolpacks.packs.isolated._settings import IsolatedConfig, isolation_of
 
 __all__ = [
     "AgentConfig",
@@ -184,6 +185,8 @@ class Config(_Strict):
     """Host-wide settings."""
     llm: LlmConfig = Field(default_factory=LlmConfig)
     """``llm`` tool plugins used as packs (runs their code: needs trust when implicit)."""
+    isolated: dict[str, IsolatedConfig] = Field(default_factory=dict)
+    """Packs each in an environment and a child process of its own (``[isolated.NAME]``)."""
 
     @field_validator("packs")
     @classmethod
@@ -205,6 +208,7 @@ class Config(_Strict):
                     f"packs.{key}.pack must be the name of the pack {key!r} is another "
                     "instance of (a string)"
                 )
+            isolation_of(table, f"packs.{key}")  # `isolate`, if set, must be valid
         return value
 
     @property
@@ -351,8 +355,8 @@ def untrusted_keys(raw: Mapping[str, Any]) -> list[str]:
             continue
         if key == "packs" and isinstance(value, Mapping):
             keys.extend(f"packs.{k}" for k in value if k not in _RESERVED_PACK_KEYS)
-        elif key == "mcp_servers" and isinstance(value, Mapping):
-            keys.extend(f"mcp_servers.{k}" for k in value)
+        elif key in ("mcp_servers", "isolated") and isinstance(value, Mapping):
+            keys.extend(f"{key}.{k}" for k in value)
         else:
             keys.append(str(key))
     return keys

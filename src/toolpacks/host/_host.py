@@ -140,7 +140,7 @@ class Host:
 
     def _compose(self) -> dict[str, PackSource]:
         """Every pack the host knows (see ``_sources.compose``)."""
-        return compose(self.config, self._discovered, self._in_process, self._environ)
+        return compose(self.config, self._discovered, self._in_process, self._environ, self._path)
 
     @property
     def packs(self) -> list[PackInfo]:
@@ -307,17 +307,18 @@ class Host:
         secrets: tuple[str, ...] = (),
     ) -> LoadedPack:
         info = source.info
-        if info.source in ("mcp", "files", "llm") and not self.trusted:
+        if info.source in ("mcp", "files", "llm", "isolated") and not self.trusted:
             error = (
                 f"{self.config.source} was found in the working directory and is not trusted, "
                 f"so {info.describe()} was not started; run `toolpacks trust` to trust it"
             )
             return LoadedPack(replace(info, status="failed", error=error))
-        if info.source == "mcp":
-            from toolpacks.packs.mcp._client import load_mcp_pack
+        if info.source in ("mcp", "isolated"):  # an isolated pack is a server of its own
+            from toolpacks.packs.mcp._client import load_mcp_pack as load
 
             ask = lambda **r: Approver(self.approval).ask(ApprovalRequest(**r))  # noqa: E731
-            return load_mcp_pack(info, source.extra, self.config.base_dir, self._environ, ask)
+            load = source.extra.loader(settings) if info.source == "isolated" else load
+            return load(info, source.extra, self.config.base_dir, self._environ, ask)
         if info.source == "files":
             return self._load_files(info, source.extra)
         config_dir = self.config.path.parent if self.config.path is not None else None

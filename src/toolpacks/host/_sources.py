@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["compose", "installed"]
 
-_CONFIGURED = ("alias", "mcp", "files")
+_CONFIGURED = ("alias", "mcp", "files", "isolated")
 """Sources of packs the configuration declares."""
 
 
@@ -76,8 +76,11 @@ def compose(
     discovered: Mapping[str, PackSource],
     in_process: Mapping[str, PackSource],
     environ: Mapping[str, str],
+    path: Sequence[str] | None = None,
 ) -> dict[str, PackSource]:
-    """Every pack: installed, in-process, aliases, MCP servers and file tools, sorted.
+    """Every pack: installed, in-process, aliases, MCP servers, isolated and file tools, sorted.
+
+    ``path`` is where the host discovers packs, passed to isolated children of its environment.
 
     Raises:
         ConfigError: A configured name (alias, MCP server, file tools) is already taken.
@@ -99,6 +102,10 @@ def compose(
         command = server.command or (shown_url(server.url) if server.url else None)
         info = PackInfo(name, None, None, command, "available", source="mcp")
         sources[name] = PackSource(info, extra=server)
+    if cfg.isolated or any("isolate" in t for t in cfg.pack_settings().values()):
+        from toolpacks.packs.isolated._sources import isolated_sources
+
+        sources.update(isolated_sources(cfg.isolated, cfg.pack_settings(), sources, path, claim))
     if cfg.files.dirs:
         claim(cfg.files.pack, "files.pack")
         dirs = [config.base_dir / d for d in cfg.files.dirs]

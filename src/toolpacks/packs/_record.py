@@ -24,7 +24,7 @@ PackStatus = Literal["available", "loaded", "failed", "disabled", "clash"]
 import or registration failed (see ``error``); ``disabled``: blocked by configuration or
 environment; ``clash``: two distributions declare the same pack name."""
 
-SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files", "llm"]
+SourceKind = Literal["entry_point", "in_process", "alias", "mcp", "files", "llm", "isolated"]
 
 
 @dataclass(frozen=True, slots=True)

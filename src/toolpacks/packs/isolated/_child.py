@@ -1,0 +1,152 @@
+"""The child process of one isolated pack: its private directory, environment and command.
+
+Each mounted isolated pack gets a private directory (``0700``, removed when the pack is
+closed) holding the child's working directory, ``HOME`` and ``TMPDIR``, its settings file and
+the file the launcher writes its process id to. The child's environment is minimal: ``PATH``
+(the interpreter's directory and the system's), ``LANG``, ``HOME`` and ``TMPDIR`` pointing
+into that directory, ``PYTHONSAFEPATH`` and what the pack's ``env`` names; nothing else of
+the host's environment, so a secret reaches a pack only when its settings or ``env`` pass it.
+
+The host stops a child by its process id (a call past its timeout or its CPU seconds), after
+checking that the id is a session leader whose parent is this process: the launcher's pid file
+is in a directory the child can write, so what it says is verified before anything is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolpacks.packs.isolated._settings import IsolationLimits
+
+__all__ = ["Runtime", "child_command", "child_environment", "cpu_seconds", "kill"]
+
+_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class Runtime:
+    """The private directory of one isolated pack's child (made now, removed by ``close``)."""
+
+    def __init__(self, name: str) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix=f"toolpacks-{name}-"))
+        """The directory itself (``0700``)."""
+        self.work = self.root / "work"
+        """The child's working directory and ``HOME``."""
+        self.tmp = self.root / "tmp"
+        """The child's ``TMPDIR``."""
+        self.pidfile = self.root / "pid"
+        """Where the launcher writes the child's process id."""
+        self.settings = self.root / "settings.json"
+        """The pack's settings, read by the child at start."""
+        for folder in (self.work, self.tmp):
+            folder.mkdir(mode=0o700)
+
+    def write_settings(self, settings: Mapping[str, Any]) -> None:
+        """Write the pack's settings for the child (``0600``)."""
+        fd = os.open(self.settings, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(dict(settings), out, default=str)
+
+    def pid(self) -> int | None:
+        """The running child's process id, if the pid file names one that is ours."""
+        try:
+            pid = int(self.pidfile.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            return None
+        return pid if pid > 1 and _ours(pid) else None
+
+    def close(self) -> None:
+        """Remove the directory and everything in it."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` leads its own session and is a child of this process."""
+    try:
+        if os.getsid(pid) != pid:
+            return False
+    except (OSError, AttributeError):
+        return False
+    stat = _stat(pid)
+    if stat is None:
+        return sys.platform != "linux"  # no /proc: the session check is what can be made
+    return int(stat[1]) == os.getpid()
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first), or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user and system) ``pid`` and its waited-for children used, or None."""
+    stat = _stat(pid)
+    if stat is None:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    # utime, stime, cutime, cstime are fields 14-17 of the file: 11-14 after the name.
+    return sum(int(value) for value in stat[11:15]) / ticks
+
+
+def kill(pid: int) -> None:
+    """Stop the child's whole process group at once (SIGKILL: a stuck tool cannot refuse)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def child_environment(
+    limits: IsolationLimits,
+    interpreter: str,
+    runtime: Runtime,
+    environ: Mapping[str, str],
+) -> tuple[dict[str, str], list[str]]:
+    """The child's complete environment, and the names in ``env`` the host does not define."""
+    folder = os.path.dirname(interpreter)
+    env = {
+        "PATH": f"{folder}{os.pathsep}{_SYSTEM_PATH}" if folder else _SYSTEM_PATH,
+        "LANG": "C.UTF-8",
+        "HOME": str(runtime.work),
+        "TMPDIR": str(runtime.tmp),
+        "PYTHONSAFEPATH": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    missing: list[str] = []
+    if isinstance(limits.env, Mapping):
+        env.update({str(k): str(v) for k, v in limits.env.items()})
+    else:
+        for name in limits.env:
+            if name in environ:
+                env[name] = environ[name]
+            else:
+                missing.append(name)
+    return env, missing
+
+
+def child_command(
+    interpreter: str,
+    pack: str,
+    limits: IsolationLimits,
+    runtime: Runtime,
+    manifest: Path,
+    path: Sequence[str] | None = None,
+) -> list[str]:
+    """The child's arguments after the interpreter: the launcher, then ``serve --pack``."""
+    shown = json.dumps({"memory_mb": limits.memory_mb, "open_files": limits.open_files})
+    args = ["-m", "toolpacks.packs.isolated._launch", "--limits", shown]
+    args += ["--pidfile", str(runtime.pidfile), "--", "serve", "--pack", pack]
+    args += ["--settings", str(runtime.settings), "--manifest", str(manifest)]
+    for entry in path or ():
+        args += ["--path", entry]
+    return args

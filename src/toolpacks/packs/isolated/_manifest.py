@@ -1,0 +1,137 @@
+"""An isolated pack's manifest: its tools as the child serves them, so listing starts nothing.
+
+``toolpacks serve --pack NAME --manifest FILE`` writes it as it starts serving: for each tool
+the MCP definition it lists (``tools/list``) and what MCP does not carry but the tool has
+in-process (its tags, timeout, approval and its declared output schema, which MCP wraps when
+it is not an object). The host reads it to build the pack's tools without starting the child;
+the first call starts it, and a definition the child lists differently from the manifest is
+refused at that call (and the child has rewritten the manifest, so the next toolset shows it).
+
+A manifest is used only when the toolpacks version and the Python version that wrote it are
+the host's and it names the pack asked for; anything else is ignored (the child is started to
+list the tools). It lives in the user's cache directory (``_statefiles``), ``0600``, written
+whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolpacks._version import __version__
+from toolpacks.packs._statefiles import StateFileError, atomic_write, private_dir, read_json
+
+__all__ = ["FORMAT", "Manifest", "ToolRecord", "manifest_key", "read_manifest", "write_manifest"]
+
+FORMAT = 1
+"""The manifest format written here."""
+
+
+def _python() -> str:
+    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecord:
+    """One tool of an isolated pack, as the host builds it."""
+
+    mcp: Mapping[str, Any]
+    """Its MCP definition, exactly as the child lists it."""
+    tags: tuple[str, ...] = ()
+    """Its tags."""
+    timeout: float | None = None
+    """Its own timeout in seconds (None: none)."""
+    require_approval: bool = False
+    """Whether it requires approval in-process."""
+    output_schema: Mapping[str, Any] | None = None
+    """Its declared output schema (not wrapped)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "mcp": dict(self.mcp),
+            "tags": list(self.tags),
+            "timeout": self.timeout,
+            "require_approval": self.require_approval,
+            "output_schema": self.output_schema,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What the child of one isolated pack serves."""
+
+    pack: str
+    """The pack name."""
+    tools: tuple[ToolRecord, ...]
+    """Its tools, in the child's order."""
+    distribution: str | None = None
+    """The distribution that provides the pack, in the child's environment."""
+    version: str | None = None
+    """Its version."""
+
+
+def manifest_key(pack: str, interpreter: str, settings: Mapping[str, Any], *parts: str) -> str:
+    """The file name of a pack's manifest: what decides its tools, digested.
+
+    The pack name, the interpreter (its environment), the settings and ``parts`` (such as the
+    distribution's version) go in; toolpacks' and Python's versions are checked inside.
+    """
+    text = json.dumps([pack, interpreter, dict(settings), list(parts)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32] + ".json"
+
+
+def write_manifest(path: Path, manifest: Manifest) -> None:
+    """Write ``manifest`` to ``path`` whole (its directory made private if needed)."""
+    private_dir(path.parent)
+    data = {
+        "format": FORMAT,
+        "toolpacks": __version__,
+        "python": _python(),
+        "pack": manifest.pack,
+        "distribution": manifest.distribution,
+        "version": manifest.version,
+        "tools": [record.to_dict() for record in manifest.tools],
+    }
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def read_manifest(path: Path, pack: str) -> Manifest | None:
+    """The manifest in ``path`` if it is one this host can use for ``pack``, else None."""
+    try:
+        data = read_json(path)
+    except (StateFileError, OSError):
+        return None
+    if (
+        data.get("format") != FORMAT
+        or data.get("toolpacks") != __version__
+        or data.get("python") != _python()
+        or data.get("pack") != pack
+        or not isinstance(data.get("tools"), list)
+    ):
+        return None
+    try:
+        tools = tuple(_record(entry) for entry in data["tools"])
+    except (TypeError, KeyError, ValueError):
+        return None
+    return Manifest(pack, tools, data.get("distribution"), data.get("version"))
+
+
+def _record(entry: Mapping[str, Any]) -> ToolRecord:
+    mcp = entry["mcp"]
+    if not isinstance(mcp, Mapping) or not isinstance(mcp.get("name"), str):
+        raise ValueError("a tool without an MCP definition")
+    timeout = entry.get("timeout")
+    tags: Sequence[str] = entry.get("tags") or ()
+    return ToolRecord(
+        mcp=mcp,
+        tags=tuple(str(t) for t in tags),
+        timeout=float(timeout) if timeout is not None else None,
+        require_approval=bool(entry.get("require_approval")),
+        output_schema=entry.get("output_schema"),
+    )
