@@ -111,7 +111,7 @@ def as_tools(toolset: Toolset) -> list[BaseTool]:
     """
     cls = _tool_class()
     tools: list[BaseTool] = []
-    for definition in toolset.definitions("neutral"):
+    for definition in toolset.definitions("neutral", defer=False):
         made = cls(
             name=definition["name"],
             description=definition["description"],
@@ -119,7 +119,10 @@ def as_tools(toolset: Toolset) -> list[BaseTool]:
             toolset=toolset,
         )
         tools.append(made)
-    return tools
+    from toolpacks.integrations._search import search_toolset
+
+    searching = search_toolset(toolset)  # deferred tools: a search_tools tool finds them
+    return tools if searching is None else [*tools, *as_tools(searching)]
 
 
 def interrupt_on(

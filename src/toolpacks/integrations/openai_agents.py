@@ -108,7 +108,7 @@ def as_tools(
             f"as_tools() takes a toolpacks Toolset, got {type(toolset).__name__}; "
             "build one with Host().toolset(...) or Toolset([...])"
         )
-    definitions = toolset.definitions("openai-responses", strict=strict)
+    definitions = toolset.definitions("openai-responses", strict=strict, defer=False)
     no_handler = toolset.approver.handler is None
     tools: list[FunctionTool] = []
     for entry, spec in zip(toolset.entries(), definitions, strict=True):
@@ -127,4 +127,7 @@ def as_tools(
                 else _needs_approval(toolset, name, verdicts),
             )
         )
-    return tools
+    from toolpacks.integrations._search import search_toolset
+
+    searching = search_toolset(toolset)  # deferred tools: a search_tools tool finds them
+    return tools if searching is None else [*tools, *as_tools(searching, strict=strict)]

@@ -137,13 +137,14 @@ class ToolpacksToolset(AbstractToolset[Any]):
         """The pydantic-ai definition of every tool, in the toolset's order."""
         if self._definitions is None:
             entries = self.toolset.entries()
-            neutral = self.toolset.definitions("neutral")
+            neutral = self.toolset.definitions("neutral", defer=False)
             self._definitions = [
                 ToolDefinition(
                     name=entry.exposed,
                     parameters_json_schema=spec["input_schema"],
                     description=spec["description"] or None,
                     strict=self.strict,
+                    defer_loading=entry.deferred,  # pydantic-ai's own tool search reveals it
                     metadata={
                         "toolpacks": {
                             "qualified_name": entry.qualified,
