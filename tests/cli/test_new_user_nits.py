@@ -143,9 +143,7 @@ def test_counted_agrees_with_its_number() -> None:
 
 
 @pytest.fixture
-def tour_output(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> str:
+def tour_output(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
     """What ``examples/tour.py`` prints, run from the repository root as its docstring says."""
     monkeypatch.chdir(ROOT)
     monkeypatch.delenv("TOOLPACKS_PACKS")  # the example packs of plugins/ may load

@@ -260,6 +260,10 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def cmd_new_tool(args: argparse.Namespace) -> int:
     """``toolpacks new-tool``."""
+    print(
+        "toolpacks is not on a package index: install it first, from a checkout or a wheel "
+        f"(see {target / 'README.md'})"
+    )
     from toolpacks.filetools._loader import scaffold_tool
 
     try:

@@ -7,7 +7,10 @@ from pathlib import Path
 
 from toolpacks._version import __version__
 
-__all__ = ["scaffold_pack"]
+__all__ = ["CHECKOUT_PLACEHOLDER", "scaffold_pack"]
+
+CHECKOUT_PLACEHOLDER = "/path/to/toolpacks"
+"""Where the README says a checkout of toolpacks is (it is not on a package index)."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -95,13 +98,27 @@ def test_greet_rejects_bad_arguments() -> None:
 README = """\
 # toolpacks-{dash}
 
-A [toolpacks](https://pypi.org/project/toolpacks/) pack with {name} tools for AI agents.
+A toolpacks pack with {name} tools for AI agents.
+
+## Set up
+
+toolpacks is not on a package index, so install it first: from a checkout of its repository
+(replace `{checkout}` below with its directory), or from a wheel built there with
+`uv build --wheel` or `python -m build --wheel`
+(`pip install {checkout}/dist/toolpacks-{version}-py3-none-any.whl`). Then install this
+pack with its test extra, and run its tests:
 
 ```bash
-pip install -e ".[test]" && pytest
+pip install {checkout}
+pip install -e ".[test]"
+pytest
 toolpacks list            # shows the pack '{name}'
 toolpacks call {name}.greet --args '{{"name": "Ada"}}'
 ```
+
+A directory of wheels works too: `pip install --find-links /path/to/wheels -e ".[test]"`.
+
+## Use it
 
 Enable it for an agent in `toolpacks.toml`:
 
@@ -135,7 +152,7 @@ def scaffold_pack(name: str, directory: Path | None = None) -> Path:
     module = target / "src" / f"toolpacks_{name}"
     module.mkdir(parents=True)
     (target / "tests").mkdir()
-    fields = {"name": name, "dash": dash, "version": __version__}
+    fields = {"name": name, "dash": dash, "version": __version__, "checkout": CHECKOUT_PLACEHOLDER}
     (target / "pyproject.toml").write_text(PYPROJECT.format(**fields), encoding="utf-8")
     (target / "README.md").write_text(README.format(**fields), encoding="utf-8")
     (module / "__init__.py").write_text(MODULE.format(**fields), encoding="utf-8")
