@@ -82,7 +82,9 @@ def user_text(question: Any) -> str:
     first = turns[0] if turns else []
     messages = first if isinstance(first, list) else [first]
     return "\n".join(
-        str(m.get("content", "")) for m in messages if isinstance(m, dict) and m.get("role") == "user"
+        str(m.get("content", ""))
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "user"
     )
 
 

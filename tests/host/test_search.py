@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toolpacks import Host, SearchHit, Toolset, tool
+from toolpacks import Host, SearchHit, Tool, Toolset, tool
 from toolpacks.host._search import SearchDocument, stem, tokenize
 
 
@@ -368,3 +368,36 @@ def test_a_pack_with_a_ranker_is_imported_though_it_has_a_manifest(
         assert names(toolset.search("words")) == ["greet"]
     finally:
         _forget("tps_ranked")
+
+
+def test_nested_parameters_and_allowed_values_are_searched() -> None:
+    """A word only in a nested property or an ``enum`` value (a unit, a size) finds the tool."""
+
+    def order(**_: Any) -> str:
+        return ""
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "drink": {
+                "type": "object",
+                "properties": {"milk_type": {"type": "string", "enum": ["soy", "oat"]}},
+            },
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+    }
+    nested = Tool(order, name="order", description="Place an order.", input_schema=schema)
+    toolset = Toolset([nested, read_file])
+    assert names(toolset.search("milk")) == ["order"]
+    assert names(toolset.search("fahrenheit")) == ["order"]
+
+
+def test_numbers_in_a_request_do_not_pick_a_tool() -> None:
+    """The numbers of a request are values: a tool whose text has 349 is no match for them."""
+
+    @tool
+    def legacy(code: str) -> str:
+        """Decode status 349 of the old API."""
+        return code
+
+    assert Toolset([legacy, read_file]).search("compute 443 * 349") == []
