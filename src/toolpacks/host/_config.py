@@ -19,7 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from toolpacks.core._secrets import REDACTED, redact
+from toolpacks.core._secrets import REDACTED, is_secret_key, redact
 from toolpacks.exceptions import ConfigError
 from toolpacks.packs.isolated._settings import IsolatedConfig, isolation_of
 
@@ -443,8 +443,16 @@ def _locate(loc: tuple[int | str, ...]) -> tuple[str, list[str] | None, bool]:
     return key or "(top level)", allowed, in_union
 
 
-def _shown(value: Any) -> str:
-    text = repr(redact(value))
+def _shown(value: Any, key: str = "") -> str:
+    """``value`` for an error message about ``key``: hidden whole under a secret-looking key.
+
+    The value alone has lost its key (``['...']`` of ``env.api_token``), so the key path
+    decides: a secret-looking part, or an MCP server's ``env``/``headers`` table.
+    """
+    parts = [part for part in key.replace("[", ".").replace("]", "").split(".") if part]
+    server_table = len(parts) > 2 and parts[0] == "mcp_servers" and parts[2] in ("env", "headers")
+    hidden = server_table or any(is_secret_key(part) for part in parts)
+    text = repr(REDACTED if hidden else redact(value))
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -464,7 +472,7 @@ def _format_errors(source: str, exc: ValidationError) -> str:
             lines.append(f"  {key}: {err['msg'].removeprefix('Value error, ')}")
     for key, kinds in unions.items():
         expected = " or ".join(dict.fromkeys(kinds))
-        lines.append(f"  {key}: expected {expected}, got {_shown(union_inputs[key])}")
+        lines.append(f"  {key}: expected {expected}, got {_shown(union_inputs[key], key)}")
     return "\n".join(lines)
 
 
