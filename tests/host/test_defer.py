@@ -140,3 +140,49 @@ def test_definitions_leave_deferred_tools_out(pack_of: Callable[..., types.Modul
         assert names == ["crawl", "now", "search_tools"]
         everything = [d["name"] for d in toolset.definitions("neutral", defer=False)]
         assert everything == ["crawl", "now", "read_dir", "read_file", "write_file"]
+
+
+CLOCK_PACK = """
+from toolpacks import hookimpl, tool
+
+
+@tool
+def now() -> str:
+    \"\"\"The time.\"\"\"
+    return "noon"
+
+
+@tool
+def today() -> str:
+    \"\"\"The date.\"\"\"
+    return "monday"
+
+
+@hookimpl
+def register_tools(register):
+    register(now)
+    register(today)
+"""
+
+
+def test_the_cli_shows_what_is_deferred(
+    site: Any, capsys: pytest.CaptureFixture[str], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``toolpacks toolset AGENT`` marks deferred tools; ``doctor`` lists them."""
+    import json
+
+    from toolpacks.cli._main import main
+
+    site.pack("timekit", CLOCK_PACK)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toolpacks.toml").write_text(
+        '[agents.a]\npacks = ["timekit"]\ndefer = ["timekit.today"]\n'
+    )
+    assert main(["toolset", "a"]) == 0
+    out = capsys.readouterr().out
+    assert "2 tools, 1 deferred" in out
+    assert next(line for line in out.splitlines() if "(deferred)" in line).split()[0] == "today"
+    assert main(["toolset", "a", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["deferred"] == ["today"]
+    main(["doctor"])
+    assert "1 deferred: today" in capsys.readouterr().out

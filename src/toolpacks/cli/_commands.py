@@ -221,12 +221,17 @@ def cmd_toolset(args: argparse.Namespace) -> int:
         }
         for e in toolset.entries()
     ]
+    deferred = sorted(toolset.deferred)  # listed only when some are: sent once searched
     if args.json:
-        print_json({"agent": args.agent, "tools": rows})
+        print_json(
+            {"agent": args.agent, "tools": rows, **({"deferred": deferred} if deferred else {})}
+        )
         return 0
-    print(f"toolset for agent {args.agent or '(default)'}: {counted(len(rows), 'tool')}")
+    later = f", {len(deferred)} deferred" if deferred else ""
+    print(f"toolset for agent {args.agent or '(default)'}: {counted(len(rows), 'tool')}{later}")
     for row in rows:
         extra = "  (approval)" if row["require_approval"] else ""
+        extra += "  (deferred)" if row["name"] in toolset.deferred else ""
         print(f"  {row['name']:<28} {row['qualified']:<32} [{', '.join(row['tags'])}]{extra}")
     return 0
 
@@ -255,15 +260,15 @@ def cmd_new(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     print(f"created {target}; next: cd {target} && pip install -e '.[test]' && pytest")
+    print(
+        "toolpacks is not on a package index: install it first, from a checkout or a wheel "
+        f"(see {target / 'README.md'})"
+    )
     return 0
 
 
 def cmd_new_tool(args: argparse.Namespace) -> int:
     """``toolpacks new-tool``."""
-    print(
-        "toolpacks is not on a package index: install it first, from a checkout or a wheel "
-        f"(see {target / 'README.md'})"
-    )
     from toolpacks.filetools._loader import scaffold_tool
 
     try:

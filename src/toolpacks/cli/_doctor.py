@@ -171,6 +171,10 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
             info = loaded.info
             for problem in loaded.problems:
                 report.add("warning", f"pack {info.name}", problem)
+            if info.source == "isolated":
+                from toolpacks.packs.isolated._pack import isolation_report
+
+                report.add("info", f"pack {info.name}", isolation_report(loaded) or "isolated")
         if info.import_seconds is not None:
             report.import_seconds[info.name] = info.import_seconds
             if info.import_seconds > slow:
@@ -237,7 +241,12 @@ def _check_agents(host: Host, report: Report) -> None:
         count: int | None = None
         with conflict_notes() as notes:
             try:
-                count = len(host.toolset(agent))
+                built = host.toolset(agent)
+                count = len(built)
+                if built.deferred:  # sent to the model only once a search finds them
+                    shown = ", ".join(sorted(built.deferred)[:10])
+                    more = "…" if len(built.deferred) > 10 else ""
+                    report.add("info", topic, f"{len(built.deferred)} deferred: {shown}{more}")
             except UntrustedConfigError:
                 report.add("error", topic, "not built: the configuration needs trust (above)")
                 unknown = []

@@ -82,7 +82,7 @@ def as_tools(toolset: Toolset) -> list[llm.Tool]:
             implementation=_implementation(toolset, definition["name"]),
             plugin="toolpacks",
         )
-        for definition in toolset.definitions("neutral")
+        for definition in toolset.definitions("neutral", defer=False)
     ]
 
 

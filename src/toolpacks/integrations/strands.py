@@ -58,7 +58,7 @@ def as_tools(toolset: Toolset) -> list[Any]:
         ImportError: strands-agents is not installed (``pip install 'toolpacks[strands]'``).
     """
     cls = _tool_class()
-    return [cls(toolset, definition) for definition in toolset.definitions("neutral")]
+    return [cls(toolset, definition) for definition in toolset.definitions("neutral", defer=False)]
 
 
 def tool_spec(definition: Mapping[str, Any]) -> dict[str, Any]:
