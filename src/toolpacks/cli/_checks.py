@@ -8,6 +8,7 @@ nothing and suggest the close ones.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolpacks.cli._errors import counted, did_you_mean
@@ -75,7 +76,7 @@ def agent_findings(
     topic = f"agent {agent}"
     tools = _agent_tools(host, agent_config)
     tags = {tag for t in tools.values() for tag in t.tags}
-    if tools:
+    if tools and tool_count is not None:  # a failed build already said what it refused
         for key in ("include_tags", "exclude_tags"):
             for tag in getattr(agent_config, key):
                 if tag not in tags:
@@ -90,7 +91,7 @@ def agent_findings(
                         ),
                     )
     for qualified in agent_config.exclude:
-        if qualified not in tools:
+        if qualified not in tools and not any(fnmatchcase(q, qualified) for q in tools):
             add(
                 "warning",
                 topic,

@@ -2,8 +2,10 @@
 
 1. ``request_for``: the agent's configuration with keyword overrides applied, checked.
 2. ``resolve_packs``: the pack names to load, in order, leaving out disabled ones.
-3. ``check_names``: every qualified name the request mentions exists; renames are valid.
-4. ``select``: the tools that pass permissions, tag filters, exclusions and pins.
+3. ``check_names``: every name, glob, hint and tag the request mentions selects something;
+   renames are valid (``_selection`` holds the matching rules).
+4. ``select``: the tools that pass permissions, tag and hint filters, allow and deny globs,
+   and pins.
 5. ``assemble`` (``_compose``): a unique provider-safe exposed name for each.
 6. ``call_options`` and ``entries``: how each tool is called (limits, hooks, approval).
 
@@ -25,6 +27,14 @@ from toolpacks.core.define._names import is_safe
 from toolpacks.exceptions import ConfigError
 from toolpacks.host._compose import Candidate
 from toolpacks.host._conflicts import ConflictPolicy, get_policy, priority_on_conflict
+from toolpacks.host._selection import (
+    check_hints,
+    check_patterns,
+    check_tags,
+    declares,
+    matches,
+    tool_names,
+)
 from toolpacks.host._toolset import ToolEntry
 from toolpacks.packs._record import LoadedPack, PackSource
 from toolpacks.packs.entrypoints._pinning import Pins
@@ -61,7 +71,7 @@ class ToolsetRequest:
     exclude_tags: frozenset[str]
     """Drop tools with any of these tags."""
     exclude: frozenset[str]
-    """Qualified names of tools to drop."""
+    """Names or globs of tools to drop (qualified or exposed names)."""
     policy: ConflictPolicy
     """How two packs offering one exposed name are resolved."""
     priority: tuple[str, ...]
@@ -76,6 +86,10 @@ class ToolsetRequest:
     """A last filter in code (``Host.toolset(predicate=...)``)."""
     optional: tuple[str, ...] = ()
     """Packs used when they load, done without when they fail or are not installed."""
+    tools: frozenset[str] = frozenset()
+    """Names or globs of the tools to keep (empty: keep all)."""
+    exclude_hints: frozenset[str] = frozenset()
+    """Drop tools that declare any of these hints (``destructive``, ...)."""
     defer: tuple[str, ...] | str = ()
     """Patterns of tools to defer, or ``"auto"`` (see ``_defer``)."""
     never_defer: tuple[str, ...] = ()
@@ -129,6 +143,8 @@ def request_for(
         approval_names=frozenset() if isinstance(approval, bool) else _name_set(approval),
         predicate=overrides.get("predicate"),
         optional=_names(pick("optional_packs")),
+        tools=_name_set(pick("tools")),
+        exclude_hints=_name_set(pick("exclude_hints")),
         defer=defer if isinstance(defer := pick("defer"), str) else tuple(defer),
         never_defer=_names(pick("never_defer")),
         defer_threshold=pick("defer_threshold"),
@@ -224,14 +240,24 @@ def check_names(
     toolset (not selected, disabled, clashing, failed) are let through, so disabling a pack
     never takes down a toolset. Rename targets must be valid, distinct tool names.
 
+    ``tools`` and ``exclude`` entries (names or globs) must match a tool, hints must be
+    known hint names, and tags must be carried by a tool of the selected packs (checked when
+    every pack of the toolset loaded: a missing one might carry them).
+
     Raises:
         ConfigError: What is unknown or invalid, with the names that are known.
     """
     tools = {p.info.name: p.tools for p in loaded if p.info.status == "loaded"}
+    for key, patterns in (("exclude", request.exclude), ("tools", request.tools)):
+        check_patterns(request.scope, key, patterns, tools, sources, request.rename)
+    check_hints(request.scope, request.exclude_hints)
+    if len(tools) == len(loaded) and all(name in tools for name in request.optional):
+        every = [t for pack_tools in tools.values() for t in pack_tools.values()]
+        check_tags(request.scope, "include_tags", request.include_tags, every)
+        check_tags(request.scope, "exclude_tags", request.exclude_tags, every)
     for key, names in (
         ("rename", request.rename),
         ("require_approval", request.approval_names),
-        ("exclude", request.exclude),
     ):
         unknown = [
             name
@@ -266,8 +292,9 @@ def select(
 ) -> list[Candidate]:
     """Step 4: the tools the agent may have and the filters keep, in pack order.
 
-    ``allowed_agents``, tag filters (``include_tags``: any overlap keeps), exclusions and the
-    predicate apply; a tool whose definition changed since ``toolpacks lock`` is withheld.
+    ``allowed_agents``, tag filters (``include_tags``: any overlap keeps), hint filters, the
+    allow (``tools``) and deny (``exclude``) globs and the predicate apply; a tool whose
+    definition changed since ``toolpacks lock`` is withheld.
     """
     candidates: list[Candidate] = []
     for pack in loaded:
@@ -276,8 +303,14 @@ def select(
                 continue
             if request.include_tags and request.include_tags.isdisjoint(t.tags):
                 continue
-            if not request.exclude_tags.isdisjoint(t.tags) or qualified in request.exclude:
+            if not request.exclude_tags.isdisjoint(t.tags) or declares(t, request.exclude_hints):
                 continue
+            if request.exclude or request.tools:
+                names = tool_names(qualified, t, request.rename)
+                if matches(request.exclude, names):
+                    continue
+                if request.tools and not matches(request.tools, names):
+                    continue
             if request.predicate is not None and not request.predicate(t):
                 continue
             if pins is not None:

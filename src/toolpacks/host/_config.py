@@ -67,7 +67,13 @@ class AgentConfig(_Strict):
     exclude_tags: list[str] = Field(default_factory=list)
     """Drop tools with any of these tags."""
     exclude: list[str] = Field(default_factory=list)
-    """Qualified tool names (``pack.tool``) to drop."""
+    """Tools to drop: qualified (``pack.tool``) or exposed names, or globs (``files.*``)."""
+    tools: list[str] = Field(default_factory=list)
+    """Keep only tools matching one of these qualified or exposed names or globs
+    (``files.read_*``); empty keeps all."""
+    exclude_hints: list[str] = Field(default_factory=list)
+    """Drop tools that declare any of these hints: ``read_only``, ``destructive``,
+    ``idempotent``, ``open_world``."""
     on_conflict: ConflictPolicyName = "error"
     """How to resolve two packs offering the same exposed name."""
     priority: list[str] = Field(default_factory=list)

@@ -407,6 +407,8 @@ class Host:
         include_tags: Iterable[str] | None = None,
         exclude_tags: Iterable[str] | None = None,
         exclude: Iterable[str] | None = None,
+        tools: Iterable[str] | None = None,
+        exclude_hints: Iterable[str] | None = None,
         on_conflict: str | ConflictPolicy | None = None,
         priority: Sequence[str] | None = None,
         rename: Mapping[str, str] | None = None,
@@ -421,10 +423,12 @@ class Host:
         A pack named explicitly (in the agent's ``packs`` or in ``packs=``) must load: if it
         fails, so does the toolset. Packs taken in by ``"*"`` or listed in
         ``optional_packs`` are left out when they fail (the loader logs why once;
-        ``toolpacks doctor`` shows it).
+        ``toolpacks doctor`` shows it). ``tools`` (keep) and ``exclude`` (drop) take qualified
+        or exposed names and globs (``"files.read_*"``); ``exclude_hints`` hint names.
 
         Raises:
-            ConfigError: Unknown agent, unknown pack, bad rename, approval list or policy.
+            ConfigError: Unknown agent, pack, hint or tag; a name or glob matching no tool;
+                a bad rename, approval list or policy.
             PackError: A pack named explicitly failed to load.
             UntrustedConfigError: The configuration was found implicitly, is not trusted,
                 and sets keys that need trust.
@@ -438,18 +442,12 @@ class Host:
             self.agent_config(agent),
             f"{self.config.source}: agents.{agent}" if configured else "Host.toolset()",
             self.config.config.priority,
-            {
-                "packs": packs,
-                "include_tags": include_tags,
-                "exclude_tags": exclude_tags,
-                "exclude": exclude,
-                "on_conflict": on_conflict,
-                "priority": priority,
-                "rename": rename,
-                "require_approval": require_approval,
-                "predicate": predicate,
-                "optional_packs": optional_packs,
-                "defer": defer,
+            {  # the keywords that override the agent's table
+                "packs": packs, "include_tags": include_tags, "exclude_tags": exclude_tags,
+                "exclude": exclude, "tools": tools, "exclude_hints": exclude_hints,
+                "on_conflict": on_conflict, "priority": priority, "rename": rename,
+                "require_approval": require_approval, "predicate": predicate,
+                "optional_packs": optional_packs, "defer": defer,
             },
         )
         names = resolve_packs(request.packs, state.sources, request.scope, request.optional)
