@@ -36,13 +36,15 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _argument_errors(
-    exc: ValidationError, plan: CallPlan, allowed: list[str]
+    exc: ValidationError, plan: CallPlan, allowed: list[str], schema: Any = None
 ) -> list[ArgumentError]:
     details: list[ArgumentError] = []
     for err in exc.errors(include_url=False):
         loc = ".".join(str(part) for part in err["loc"])
         kind = err["type"]
-        if kind == "extra_forbidden":
+        if kind == "extra_forbidden" and len(err["loc"]) > 1:
+            message = _unexpected_field(schema, err["loc"][:-1])
+        elif kind == "extra_forbidden":
             message = f"unexpected argument; allowed arguments are: {', '.join(allowed) or 'none'}"
         elif kind == "missing":
             message = "missing required argument"
@@ -52,6 +54,16 @@ def _argument_errors(
             message = f"{err['msg']} (got {_short(err.get('input'))})"
         details.append(ArgumentError(loc, message))
     return details
+
+
+def _unexpected_field(schema: Any, where: tuple[str | int, ...]) -> str:
+    """The message for an unknown field of a nested object: the fields it takes."""
+    from toolpacks.core.define._nested_extra import fields_at
+
+    taken = fields_at(schema, where) if isinstance(schema, dict) else None
+    return "unexpected field" + (
+        f"; this object takes: {', '.join(taken) or 'no fields'}" if taken is not None else ""
+    )
 
 
 def invalid_arguments(
@@ -142,7 +154,8 @@ def prepare(
         retried = _without_strict_nulls(tool, plan, arguments)
         if retried is None:
             allowed = sorted(plan.params)
-            return invalid_arguments(tool, _argument_errors(exc, plan, allowed), call_id, started)
+            details = _argument_errors(exc, plan, allowed, tool.input_schema)
+            return invalid_arguments(tool, details, call_id, started)
         kwargs = retried
     except ValueError as exc:  # schema-only validators raise plain ValueError subclasses
         details = getattr(exc, "details", None) or [ArgumentError("", str(exc))]

@@ -125,10 +125,29 @@ class CallPlan:
                 self.validate: Callable[[Any], dict[str, Any]] = validate_strict
             else:
                 self.validate = validator.validate_python  # pydantic-core's, no Python layer
+            if tool.extra_args == "reject":
+                self.validate = _closed_nested(self.validate, sig.input_schema)
         else:
             from toolpacks.core.call._schema_validator import schema_validator
 
             self.validate = schema_validator(schema, tool.extra_args, tool.strict)
+
+
+def _closed_nested(
+    validate: Callable[[Any], dict[str, Any]], schema: dict[str, Any]
+) -> Callable[[Any], dict[str, Any]]:
+    """``validate``, refusing unknown fields of nested objects first (``_nested_extra``)."""
+    from toolpacks.core.define._nested_extra import nested_checker
+
+    check = nested_checker(schema)
+    if check is None:
+        return validate
+
+    def validate_closed(arguments: Any) -> dict[str, Any]:
+        check(arguments)
+        return validate(arguments)
+
+    return validate_closed
 
 
 def _override_checks(tool: ToolDefinition) -> dict[str, Callable[[Any], Any]]:

@@ -274,7 +274,9 @@ def analyze(
         "allow" if var_keyword else ("forbid" if extra_args == "reject" else "ignore")
     )
     config = ConfigDict(extra=extra, strict=strict, arbitrary_types_allowed=False)
-    core, validator = _arguments(label, fields, config, extras)
+    # The tool's rule for unknown fields holds in nested models too (``_nested_extra``).
+    nested = "forbid" if extra_args == "reject" else None
+    core, validator = _arguments(label, fields, config, extras, nested)
     schema = _json_schema(label, core, fields)
     descriptions: dict[str, str] = {}
     for name, prop in schema.get("properties", {}).items():
@@ -372,12 +374,23 @@ def _core_schema(
 
 
 def _arguments(
-    label: str, fields: dict[str, Any], config: ConfigDict, extras: Any = None
+    label: str,
+    fields: dict[str, Any],
+    config: ConfigDict,
+    extras: Any = None,
+    nested: str | None = None,
 ) -> tuple[CoreSchema, SchemaValidator]:
-    """The core schema of the arguments and its validator (pydantic plugins included)."""
+    """The core schema of the arguments and its validator (pydantic plugins included).
+
+    ``nested``: the rule for unknown fields of nested models that state none of their own.
+    """
     title = _title(label)
     try:
         core = _core_schema(title, fields, config, extras)
+        if nested is not None:
+            from toolpacks.core.define._nested_extra import close_nested
+
+            core = close_nested(core, nested)
         try:
             from pydantic.plugin._schema_validator import create_schema_validator
 
@@ -425,6 +438,13 @@ class _JsonSchema(GenerateJsonSchema):
             table = super().build_schema_type_to_method().items()
             _JsonSchema._names = [(key, method.__name__) for key, method in table]
         return {key: getattr(self, name) for key, name in _JsonSchema._names}
+
+    def model_schema(self, schema: Any) -> Any:
+        """A model's schema, closed when the tool's rule (``_nested_extra``) closes it."""
+        json_schema = super().model_schema(schema)
+        if (schema.get("config") or {}).get("extra_fields_behavior") == "forbid":
+            json_schema.setdefault("additionalProperties", False)
+        return json_schema
 
 
 def _json_schema(label: str, core: CoreSchema, fields: dict[str, Any]) -> dict[str, Any]:
