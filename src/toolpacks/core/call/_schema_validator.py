@@ -4,19 +4,35 @@ Typed functions are validated by pydantic from their signature. Tools whose only
 is a JSON Schema (a TOOL.md front matter, a remote MCP tool, a hand-built ``Tool`` with
 ``input_schema=``) are validated here: a pydantic ``TypedDict`` is built from the schema's
 top-level properties (types, enums, required, defaults), so coercion and error messages match
-those of typed tools. Nested structure beyond the top level is checked by type only.
+those of typed tools. Then the whole schema is checked with ``jsonschema`` (constraints such as
+``minimum``, ``pattern`` and ``maxLength``, nested ``required`` and ``additionalProperties``):
+imported on the first call validated, its validator built once per tool. Its errors become
+``ArgumentError`` entries worded like pydantic's (a path and a reason), secret values redacted.
+A schema ``jsonschema`` cannot use (invalid, or referring outside itself) keeps the
+top-level checks only, with a warning.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Required
 
 from pydantic import ConfigDict, TypeAdapter
 from typing_extensions import TypedDict
 
-__all__ = ["schema_validator"]
+__all__ = ["SchemaArgumentsError", "schema_validator"]
+
+logger = logging.getLogger("toolpacks")
+
+
+class SchemaArgumentsError(ValueError):
+    """Arguments that break a constraint of a schema-only tool's schema (``details``)."""
+
+    def __init__(self, details: list[Any]) -> None:
+        super().__init__("; ".join(f"{d.argument}: {d.message}" for d in details))
+        self.details = details
 
 # Typed as Any: the functional form is called with a dict built at run time.
 _TypedDict: Any = TypedDict
@@ -80,9 +96,17 @@ def schema_validator(
     typed = _TypedDict("SchemaArguments", fields, total=False)
     typed.__pydantic_config__ = ConfigDict(extra=extra, strict=strict)
     adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(typed)
+    checks: list[Callable[[dict[str, Any]], None] | None] = []  # built on the first call
 
     def validate(arguments: Any) -> dict[str, Any]:
         values = adapter.validate_python(arguments)
+        if not checks:
+            from toolpacks.core.call._schema_check import whole_schema_check
+
+            checks.append(whole_schema_check(schema))
+        check = checks[0]
+        if check is not None:
+            check(values)
         for key, value in defaults.items():
             if key not in values:
                 # A list or dict default must not be shared between calls (a handler that
