@@ -267,3 +267,13 @@ def test_every_adapter_refuses_the_same(framework: str) -> None:
     message = refuse(Toolset([branch]), "branch", BAD)
     assert "o.inner.zz: unexpected field" in message
     assert "o.items.1.yy: unexpected field" in message
+
+
+def test_a_host_that_ignores_extra_arguments_ignores_them_all_the_way_down() -> None:
+    """``[settings] extra_args = "ignore"`` drops unknown nested fields of a reject tool too."""
+    from toolpacks import CallOptions
+
+    result = asyncio.run(branch.invoke(BAD, options=CallOptions(extra_args="ignore")))
+    assert not result.is_error, result
+    assert result.structured == {"inner": {"x": 1}, "items": [{"x": 2}, {"x": 3}]}
+    assert BAD["o"]["inner"] == {"x": 1, "zz": 2}  # the caller's arguments are not changed

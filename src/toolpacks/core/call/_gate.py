@@ -140,6 +140,10 @@ def prepare(
     extra = options.extra_args or tool.extra_args
     if extra == "ignore" and tool.extra_args == "reject" and plan.closed:
         arguments = {k: v for k, v in arguments.items() if k in plan.params}
+        if tool.signature is not None:  # and nested ones, which the plan would refuse
+            from toolpacks.core.define._nested_extra import without_unknown_fields
+
+            arguments = without_unknown_fields(tool.signature.input_schema, arguments)
     if plan.kinds is not None:
         try:
             plan.kinds(arguments)

@@ -21,6 +21,7 @@ __all__ = [
     "has_nested_closed",
     "nested_checker",
     "unknown_fields",
+    "without_unknown_fields",
 ]
 
 _CLASS_NODES = frozenset({"model", "dataclass"})
@@ -193,3 +194,24 @@ def _walk(
                     _walk(prefix[index], item, (*path, index), defs, found)
                 elif isinstance(items, dict):
                     _walk(items, item, (*path, index), defs, found)
+
+
+def without_unknown_fields(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the nested fields ``unknown_fields`` finds (copied where changed).
+
+    For a host that ignores undeclared arguments (``[settings] extra_args = "ignore"``) of
+    tools that would refuse them: ignored at every depth, as the tool's own rule would be.
+    """
+    unknown = unknown_fields(schema, arguments)
+    if not unknown:
+        return arguments
+    out = dict(arguments)
+    for path, _ in unknown:
+        node: Any = out
+        for part in path[:-1]:
+            child = node[part]
+            child = dict(child) if isinstance(child, dict) else list(child)
+            node[part] = child
+            node = child
+        node.pop(path[-1], None)
+    return out
