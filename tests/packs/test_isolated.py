@@ -252,3 +252,21 @@ def test_isolate_must_be_a_boolean_or_a_table_of_limits(site: Any) -> None:
 def test_isolated_packs_need_trust_like_mcp_servers() -> None:
     raw = {"isolated": {"w": {"requirement": "toolpacks-w"}}, "agents": {"a": {}}}
     assert untrusted_keys(raw) == ["isolated.w"]
+
+
+def test_doctor_shows_environment_interpreter_state_and_limits(packs: dict[str, Any]) -> None:
+    import sys
+
+    from toolpacks.packs.isolated._pack import isolation_report
+
+    with host_of(packs, {"memory_mb": 1024, "env": ["LANGUAGE"]}) as host:
+        shown = isolation_report(host.load("iso"))
+        assert shown is not None
+        assert "the host's environment" in shown
+        assert f"interpreter {sys.executable}" in shown
+        assert "state: running" in shown  # no manifest yet: it was started to list its tools
+        assert "memory 1024 MiB" in shown
+        assert "environment variables passed: LANGUAGE" in shown
+    with host_of(packs) as host:
+        assert "not started" in (isolation_report(host.load("iso")) or "")
+        assert isolation_report(host.load("other")) is None

@@ -54,7 +54,7 @@ from toolpacks.packs.mcp._spec import ServerSpec
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["IsolatedSource", "load_isolated_pack"]
+__all__ = ["IsolatedSource", "isolation_report", "load_isolated_pack"]
 
 logger = logging.getLogger("toolpacks.isolated")
 
@@ -445,3 +445,30 @@ def _isolated_tool(mount: IsolatedMount, remote: mcp_types.Tool, record: ToolRec
     if record.output_schema is not None:
         t._output_schema = dict(record.output_schema)
     return t
+
+
+def isolation_report(loaded: LoadedPack) -> str | None:
+    """What ``toolpacks doctor`` says of an isolated pack (None for any other pack).
+
+    Its environment, interpreter, state and limits.
+    """
+    mount = getattr(loaded.closer, "__self__", None)
+    if not isinstance(mount, IsolatedMount):
+        return None
+    source = mount.source
+    where = (
+        f"its own environment ({Path(mount.interpreter).parent.parent})"
+        if source.requirement is not None
+        else "the host's environment"
+    )
+    if mount.up:
+        state = "running" if mount.connection.alive else f"stopped ({mount.connection.lost_reason})"
+    else:
+        state = mount.start_error or "not started (listed from its manifest)"
+    limits = mount.limits.shown()
+    return (
+        f"isolated in {where}; interpreter {mount.interpreter}; state: {state}; limits: "
+        f"memory {limits['memory_mb']} MiB, {limits['cpu_seconds']:g} CPU s per call, "
+        f"{limits['open_files']} open files, start within {limits['timeout']:g} s, "
+        f"environment variables passed: {', '.join(limits['env']) or 'none'}"
+    )
