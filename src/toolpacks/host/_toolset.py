@@ -453,7 +453,7 @@ class Toolset:
         With deferred tools, the model's tool searches are answered too: Responses
         ``tool_search_call`` items, and calls of the ``search_tools`` tool.
         """
-        from toolpacks.export._search_tools import execute
+        from toolpacks.host._search_tools import execute
 
         return await execute(self, payload, format)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from toolpacks.core._tool import Tool
 from toolpacks.export._deferred import SEARCH_SCHEMA, Listed, search_tool
-from toolpacks.export._search_tools import find, found_definitions
+from toolpacks.host._search_tools import find, found_definitions
 from toolpacks.host._toolset import Toolset
 
 __all__ = ["search_toolset"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpacks.export._api import definition
 from toolpacks.export._deferred import Listed, meta_name, search_tool
-from toolpacks.export._search_tools import find, search_arguments
+from toolpacks.host._search_tools import find, search_arguments
 
 if TYPE_CHECKING:
     import mcp_types

@@ -23,7 +23,7 @@ from toolpacks.export._deferred import Listed, meta_name, namespaces
 from toolpacks.export._formats import ExportFormat, check_format
 
 if TYPE_CHECKING:
-    from toolpacks.host._toolset import ToolEntry, Toolset
+    from toolpacks.host._toolset import ToolEntry, Toolset  # the toolset answering searches
 
 __all__ = ["FoundResult", "execute", "find", "found_definitions", "search_arguments"]
 
