@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
+from toolpacks.core._context import ToolContext
 from toolpacks.core._result import ToolResult
 from toolpacks.exceptions import ToolNotFoundError
 from toolpacks.host._approval import ApprovalRequest, Approver
@@ -96,6 +97,7 @@ async def call(
     call_id: str | None = None,
     approved: bool = False,
     answer: object = _UNSET,
+    context: ToolContext | None = None,
 ) -> Outcome:
     """Run ``name`` through ``toolset.call``, with approvals left to the framework if need be.
 
@@ -113,6 +115,7 @@ async def call(
         approved: Whether the framework's user has approved this call already.
         answer: The ``authorize`` hooks' answer ``probe`` recorded for this call (its
             ``Verdict.answer``): it stands in for the hooks, which are not asked again.
+        context: The call's ``ToolContext`` (its invocation state...), if the adapter has one.
     """
     target = toolset
     if answer is not _UNSET:
@@ -125,7 +128,7 @@ async def call(
         deferral = _Deferral(approved)
         target = copy.copy(target)
         target.approver = Approver(deferral, toolset.approver.always)
-    result = await target.call(name, arguments, call_id=call_id)
+    result = await target.call(name, arguments, context, call_id=call_id)
     if deferral is not None and deferral.request is not None and not approved:
         return Outcome(result, deferral.request)
     return Outcome(result)
