@@ -69,11 +69,9 @@ class AgentConfig(_Strict):
     exclude: list[str] = Field(default_factory=list)
     """Tools to drop: qualified (``pack.tool``) or exposed names, or globs (``files.*``)."""
     tools: list[str] = Field(default_factory=list)
-    """Keep only tools matching one of these qualified or exposed names or globs
-    (``files.read_*``); empty keeps all."""
+    """Keep only tools matching one of these names or globs (``files.read_*``); [] keeps all."""
     exclude_hints: list[str] = Field(default_factory=list)
-    """Drop tools that declare any of these hints: ``read_only``, ``destructive``,
-    ``idempotent``, ``open_world``."""
+    """Drop tools declaring any of these hints (``destructive``, ``read_only``, ...)."""
     on_conflict: ConflictPolicyName = "error"
     """How to resolve two packs offering the same exposed name."""
     priority: list[str] = Field(default_factory=list)

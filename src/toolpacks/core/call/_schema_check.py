@@ -19,9 +19,17 @@ from typing import Any
 
 from toolpacks.core._result import ArgumentError
 
-__all__ = ["whole_schema_check"]
+__all__ = ["SchemaArgumentsError", "whole_schema_check"]
 
 logger = logging.getLogger("toolpacks")
+
+
+class SchemaArgumentsError(ValueError):
+    """Arguments that break a constraint of a schema-only tool's schema (``details``)."""
+
+    def __init__(self, details: list[ArgumentError]) -> None:
+        super().__init__("; ".join(f"{d.argument}: {d.message}" for d in details))
+        self.details = details
 
 _MAX_ERRORS = 20
 
@@ -68,8 +76,6 @@ def whole_schema_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], Non
             logger.warning("a tool's input schema cannot be checked in full: %s", _first_line(exc))
             return
         if errors:
-            from toolpacks.core.call._schema_validator import SchemaArgumentsError
-
             details: list[ArgumentError] = []
             for error in errors[:_MAX_ERRORS]:
                 details.extend(_details(error, schema))

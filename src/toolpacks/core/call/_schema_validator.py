@@ -15,24 +15,13 @@ top-level checks only, with a warning.
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Callable
 from typing import Any, Literal, NotRequired, Required
 
 from pydantic import ConfigDict, TypeAdapter
 from typing_extensions import TypedDict
 
-__all__ = ["SchemaArgumentsError", "schema_validator"]
-
-logger = logging.getLogger("toolpacks")
-
-
-class SchemaArgumentsError(ValueError):
-    """Arguments that break a constraint of a schema-only tool's schema (``details``)."""
-
-    def __init__(self, details: list[Any]) -> None:
-        super().__init__("; ".join(f"{d.argument}: {d.message}" for d in details))
-        self.details = details
+__all__ = ["schema_validator"]
 
 # Typed as Any: the functional form is called with a dict built at run time.
 _TypedDict: Any = TypedDict
