@@ -203,3 +203,10 @@ def test_remote_mcp_tools_check_nested_constraints() -> None:
     assert result.error.kind == "invalid_arguments", result
     assert [d.argument for d in result.error.details] == ["filter.limit"]
     assert sent == []
+
+
+def test_strict_mode_nulls_for_omitted_nested_fields_are_dropped() -> None:
+    """OpenAI strict mode sends null for an omitted optional field, nested ones too."""
+    result = _call({"count": 1, "filter": {"field": "f", "limit": None}})
+    assert result.value == "ok", result.content
+    assert ran == [{"count": 1, "filter": {"field": "f"}}]

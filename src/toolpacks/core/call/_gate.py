@@ -162,8 +162,11 @@ def prepare(
             return invalid_arguments(tool, details, call_id, started)
         kwargs = retried
     except ValueError as exc:  # schema-only validators raise plain ValueError subclasses
-        details = getattr(exc, "details", None) or [ArgumentError("", str(exc))]
-        return invalid_arguments(tool, list(details), call_id, started)
+        retried = _without_strict_nulls(tool, plan, arguments)
+        if retried is None:
+            details = getattr(exc, "details", None) or [ArgumentError("", str(exc))]
+            return invalid_arguments(tool, list(details), call_id, started)
+        kwargs = retried
     if plan.fixed:
         calls = plan.fixed_calls
         for key, value in plan.fixed.items():
@@ -206,9 +209,10 @@ def _without_strict_nulls(
 
     OpenAI strict schemas make every property required and nullable, so a model sends
     ``null`` for an optional parameter it leaves out. Returns None if dropping them does not
-    help. Only reached when validation failed, so it costs valid calls nothing.
+    help. Only reached when validation failed, so it costs valid calls nothing. Nested
+    objects' optional fields are made nullable too, so a ``null`` at any depth is looked at.
     """
-    if None not in arguments.values():
+    if not _has_null(arguments):
         return None
     from toolpacks.core.call._strict_nulls import drop_strict_nulls
 
@@ -219,6 +223,18 @@ def _without_strict_nulls(
         return plan.validate(cleaned)
     except (ValidationError, ValueError):
         return None
+
+
+def _has_null(value: Any, depth: int = 0) -> bool:
+    if value is None:
+        return True
+    if depth > 64:
+        return False
+    if isinstance(value, dict):
+        return any(_has_null(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v, depth + 1) for v in value)
+    return False
 
 
 def _check_overrides(plan: CallPlan, overrides: dict[str, Any]) -> list[ArgumentError]:
