@@ -12,6 +12,7 @@ one and a test below fails.
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import logging
 import os
@@ -195,6 +196,24 @@ def test_a_listed_pack_scrubs_its_secrets_from_call_errors(
     assert TOKEN_A not in result.content
 
 
+def test_a_listed_pack_scrubs_its_secrets_from_log_records(
+    site: Site, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A pack never imported in this process still masks its secrets in toolpacks' logs."""
+    site.install("tpm_logged", setting_pack("other"))
+    config = {"packs": {"hello": {"token": {"env": "TPM_TOKEN"}}}}
+    monkeypatch.setenv("TPM_TOKEN", TOKEN_B)
+    site.host(config).toolset()
+    gc.collect()  # the importing host, and the secrets it knew, are gone
+    host = site.host(config)
+    host.toolset()
+    assert "tpm_logged" not in sys.modules
+    with caplog.at_level(logging.INFO, logger="toolpacks.listed"):
+        logging.getLogger("toolpacks.listed").info("calling with %s", TOKEN_B)
+    assert TOKEN_B not in caplog.text
+    assert "calling with" in caplog.text
+
+
 # -- the cache directory is the user's only ----------------------------------------------------
 
 
@@ -307,6 +326,13 @@ LATE_HOOKS = {
             @hookimpl
             def authorize(tool, arguments, context):
                 return "deny"
+    """,
+    "toolpacks_ranker": """
+
+        if os.environ.get("TPM_HOOKS"):
+            @hookimpl
+            def toolpacks_ranker():
+                return object()
     """,
 }
 

@@ -31,7 +31,7 @@ __all__ = ["TREES", "install", "known_secrets", "remember", "scrub_record"]
 TREES = ("toolpacks", "mcp")
 """The logger trees whose records are scrubbed: toolpacks' own and the MCP SDK's."""
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a finalizer run by the collector may log
 _owned: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 _installed = False
 _WITHHELD = "(a log message withheld: it could not be checked for secrets)"

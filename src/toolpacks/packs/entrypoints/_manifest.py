@@ -52,24 +52,21 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolpacks._version import __version__
-from toolpacks.core._logscrub import remember
+from toolpacks.core import _logscrub
 from toolpacks.core._secrets import holds_secret, secret_values
 from toolpacks.packs._record import LoadedPack, PackSource
 from toolpacks.packs._statefiles import atomic_write, cache_dir, locked, private_dir
 from toolpacks.packs.entrypoints._manifest_tool import (
     ManifestTool,
     canonical,
-    resolver,
-    tool_record,
+    listed_pack,
+    pack_record,
 )
-
-if TYPE_CHECKING:
-    from toolpacks.core._tool import Tool
 
 __all__ = [
     "FORMAT",
@@ -367,10 +364,11 @@ class Manifests:
             return cached
         data = self.read(found)
         variant = (data or {}).get("packs", {}).get(key[1]) or self._shipped_variant(source, found)
-        pack = _listed_pack(source, variant, lambda: load(name), self._environ)
+        pack = listed_pack(source.info, variant, lambda: load(name))
         if pack is None:
             return load(name)
-        remember(self, pack.secrets)  # masked in log records, as for an imported pack
+        pack.secrets = tuple(self._secrets(source))
+        _logscrub.remember(self, pack.secrets)  # masked in log records, as for an imported pack
         self._listed[key] = pack
         return pack
 
@@ -390,13 +388,8 @@ class Manifests:
         found = self._installed(source)
         if found is None:
             return None
-        variant = {
-            "pack": source.info.name,
-            "hooks": bool(loaded.hooks or loaded.authorizers or loaded.ranker),
-            "tools": [tool_record(q, t) for q, t in loaded.tools.items()],
-        }
         try:
-            text = canonical(variant)
+            text = canonical(pack_record(source.info.name, loaded))
         except (TypeError, ValueError):
             return None
         secret = holds_secret(text, [*self._secrets(source), *loaded.secrets])
@@ -480,32 +473,6 @@ def _missing_env(value: Any, environ: Mapping[str, str]) -> bool:
     return False
 
 
-def _listed_pack(
-    source: PackSource,
-    variant: Any,
-    load: Callable[[], LoadedPack],
-    environ: Mapping[str, str],
-) -> LoadedPack | None:
-    """A ``LoadedPack`` of placeholders for a manifest's variant (None: it cannot serve)."""
-    if not isinstance(variant, Mapping) or variant.get("hooks") is not False:
-        return None
-    records = variant.get("tools")
-    if not isinstance(records, list):
-        return None
-    tools: dict[str, Tool] = {}
-    name = source.info.name
-    try:
-        for record in records:
-            tool = ManifestTool.from_record(record, name, resolver(record, load, False))
-            tools[record["qualified"]] = tool
-    except (KeyError, TypeError, ValueError):  # a manifest of the right format but wrong shape
-        return None
-    info = replace(source.info, status="loaded", tools=tuple(tools))
-    pack = LoadedPack(info, tools)
-    pack.secrets = tuple(secret_values(dict(source.settings), environ=environ))
-    return pack
-
-
 def shippable(loaded: LoadedPack) -> dict[str, Any]:
     """A manifest to ship inside the pack's distribution (as ``toolpacks-manifest.json``).
 
@@ -524,10 +491,6 @@ def shippable(loaded: LoadedPack) -> dict[str, Any]:
         "version": info.version,
         "toolpacks": __version__,
         "packs": {
-            loaded.info.name: {
-                "pack": loaded.info.name,
-                "hooks": bool(loaded.hooks or loaded.authorizers or loaded.ranker),
-                "tools": [tool_record(q, t) for q, t in loaded.tools.items()],
-            }
+            loaded.info.name: pack_record(loaded.info.name, loaded),
         },
     }

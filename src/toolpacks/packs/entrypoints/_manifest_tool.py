@@ -1,4 +1,4 @@
-"""The placeholder of a tool listed from its pack's manifest, and what a manifest keeps of a tool.
+"""The placeholder of a tool listed from its pack's manifest, and what a manifest keeps of a pack.
 
 See ``toolpacks.packs.entrypoints._manifest`` for manifests themselves.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import ToolHooks
@@ -19,14 +20,62 @@ if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
     from toolpacks.core._result import ToolResult
     from toolpacks.core.call._options import CallOptions
-    from toolpacks.packs._record import LoadedPack
+    from toolpacks.packs._record import LoadedPack, PackInfo
 
-__all__ = ["ManifestTool", "canonical", "resolver", "tool_record"]
+__all__ = [
+    "ManifestTool",
+    "canonical",
+    "has_hooks",
+    "listed_pack",
+    "pack_record",
+    "resolver",
+    "tool_record",
+]
 
 
 def canonical(value: Any) -> str:
     """The JSON text a manifest stores and compares (raises ``TypeError`` for non-JSON)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def has_hooks(pack: LoadedPack) -> bool:
+    """Whether the pack implements hooks that apply to every tool of a toolset.
+
+    Invocation hooks, ``authorize`` and a search ranker: such a pack is never listed from a
+    manifest (it is imported so that they run).
+    """
+    return bool(pack.hooks or pack.authorizers or pack.ranker)
+
+
+def pack_record(name: str, loaded: LoadedPack) -> dict[str, Any]:
+    """What a manifest keeps of a pack loaded under ``name``: its hooks flag and its tools."""
+    return {
+        "pack": name,
+        "hooks": has_hooks(loaded),
+        "tools": [tool_record(q, t) for q, t in loaded.tools.items()],
+    }
+
+
+def listed_pack(info: PackInfo, variant: Any, load: Callable[[], LoadedPack]) -> LoadedPack | None:
+    """A ``LoadedPack`` of placeholders for a manifest's variant (None: it cannot serve).
+
+    A variant of a pack with hooks cannot: the pack must be imported for them to run.
+    """
+    from toolpacks.packs._record import LoadedPack
+
+    if not isinstance(variant, Mapping) or variant.get("hooks") is not False:
+        return None
+    records = variant.get("tools")
+    if not isinstance(records, list):
+        return None
+    tools: dict[str, Tool] = {}
+    try:
+        for record in records:
+            tool = ManifestTool.from_record(record, info.name, resolver(record, load, False))
+            tools[record["qualified"]] = tool
+    except (KeyError, TypeError, ValueError):  # a manifest of the right format but wrong shape
+        return None
+    return LoadedPack(replace(info, status="loaded", tools=tuple(tools)), tools)
 
 
 def tool_record(qualified: str, tool: Tool) -> dict[str, Any]:
@@ -187,7 +236,7 @@ def resolver(
         changed = "its definition changed"
         if real is None:
             changed = f"{info.describe()} no longer provides {qualified!r}"
-        elif bool(pack.hooks or pack.authorizers) != hooks:
+        elif has_hooks(pack) != hooks:
             changed = f"{info.describe()} now implements hooks that apply to every call"
         elif canonical(tool_record(qualified, real)) == canonical(record):
             return real
