@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from toolpacks import Host, SearchHit, Tool, Toolset, tool
-from toolpacks.host._search import SearchDocument, stem, tokenize
+from toolpacks.host._search import SearchDocument
+from toolpacks.host._search_text import stem, tokenize
 
 
 @tool
@@ -401,3 +402,81 @@ def test_numbers_in_a_request_do_not_pick_a_tool() -> None:
         return code
 
     assert Toolset([legacy, read_file]).search("compute 443 * 349") == []
+
+
+# -- the BFCL benchmark's loader (bench/search_bfcl.py; the benchmark itself is not a test) ----
+
+
+def test_bfcl_loader_pools_first_definitions_and_maps_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names pooled across questions (first wins, odd names skipped), BFCL types → JSON Schema."""
+    import importlib.util
+    import json
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "search_bfcl.py"
+    spec = importlib.util.spec_from_file_location("search_bfcl_under_test", path)
+    assert spec is not None
+    assert spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)  # dataclasses look their module up
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the script puts bench/ on it
+    spec.loader.exec_module(bench)
+
+    def fn(name: str, description: str, **props: Any) -> dict[str, Any]:
+        return {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "dict", "properties": props},
+        }
+
+    area = fn("geometry.area", "Area of a circle.", radius={"type": "float"})
+    rows = [
+        {
+            "id": "simple_python_0",
+            "question": [[{"role": "user", "content": "circle area r=2"}]],
+            "function": [area, fn("bad name!", "Skipped.")],
+        },
+        {
+            "id": "simple_python_1",
+            "question": [
+                [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "convert 5 USD"},
+                ]
+            ],
+            "function": [
+                fn("geometry.area", "A second definition."),
+                fn(
+                    "fx-convert",
+                    "Convert money.",
+                    opts={
+                        "type": "dict",
+                        "properties": {"pair": {"type": "tuple", "items": {"type": "any"}}},
+                    },
+                ),
+            ],
+        },
+    ]
+    answers = [
+        {"id": "simple_python_0", "ground_truth": [{"geometry.area": {"radius": [2.0]}}]},
+        {"id": "simple_python_1", "ground_truth": [{"fx-convert": {}}]},
+    ]
+    (tmp_path / "possible_answer").mkdir()
+    (tmp_path / "BFCL_v4_simple_python.json").write_text("\n".join(map(json.dumps, rows)))
+    (tmp_path / "BFCL_v4_parallel_simple_python.json").write_text("not read")
+    (tmp_path / "possible_answer" / "BFCL_v4_simple_python.json").write_text(
+        "\n".join(map(json.dumps, answers))
+    )
+    functions, questions = bench.load(tmp_path, ("simple_python",))
+    assert list(functions) == ["geometry.area", "fx-convert"]
+    assert functions["geometry.area"]["description"] == "Area of a circle."
+    assert [(q.text, set(q.gold)) for q in questions] == [
+        ("circle area r=2", {"geometry.area"}),
+        ("convert 5 USD", {"fx-convert"}),
+    ]
+    schema = bench.json_schema(functions["fx-convert"]["parameters"])
+    assert schema["type"] == "object"
+    assert schema["properties"]["opts"]["properties"]["pair"] == {"type": "array", "items": {}}
+    toolset = bench.build_toolset(functions)
+    assert bench.recall(bench.toolpacks_search(toolset), questions)["recall@1"] == 1.0
