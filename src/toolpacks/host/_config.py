@@ -11,16 +11,16 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
-import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from toolpacks.core._secrets import REDACTED, is_secret_key, redact
+from toolpacks.core._secrets import REDACTED, redact
 from toolpacks.exceptions import ConfigError
+from toolpacks.host._config_errors import format_errors
 from toolpacks.packs.isolated._settings import IsolatedConfig, isolation_of
 
 __all__ = [
@@ -395,7 +395,7 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> Lo
     try:
         validated = Config.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(source, exc)) from None
+        raise ConfigError(format_errors(source, exc, Config)) from None
     for name, agent in validated.agents.items():
         if agent.on_conflict == "priority" and not (agent.priority or validated.priority):
             raise ConfigError(
@@ -403,81 +403,6 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> Lo
                 "of pack names, earliest wins (in the agent, or [packs] priority for every agent)"
             )
     return LoadedConfig(validated, path, implicit, raw, digest)
-
-
-def _is_model(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def _locate(loc: tuple[int | str, ...]) -> tuple[str, list[str] | None, bool]:
-    """Render an error location as a key (``agents.r.packs[0]``).
-
-    Returns:
-        The key, the keys allowed in the table holding its last part (None when the table
-        is free-form), and whether the location ended inside a union (pydantic adds the
-        member's type name, which is dropped from the key).
-    """
-    key = ""
-    current: Any = Config
-    allowed: list[str] | None = None
-    in_union = False
-    for part in loc:
-        if _is_model(current):
-            fields = current.model_fields
-            allowed = sorted(fields)
-            key = f"{key}.{part}" if key else str(part)
-            current = fields[part].annotation if part in fields else None
-            continue
-        origin = get_origin(current)
-        if origin in (Union, types.UnionType):
-            in_union = True
-            members = {
-                getattr(m, "__name__", None) if get_origin(m) is None else None: m
-                for m in get_args(current)
-            }
-            current = members.get(str(part))
-            continue
-        allowed = None
-        if isinstance(part, int):
-            key = f"{key}[{part}]"
-            current = get_args(current)[0] if origin is list else None
-        else:
-            key = f"{key}.{part}" if key else str(part)
-            current = get_args(current)[1] if origin is dict else None
-    return key or "(top level)", allowed, in_union
-
-
-def _shown(value: Any, key: str = "") -> str:
-    """``value`` for an error message about ``key``: hidden whole under a secret-looking key.
-
-    The value alone has lost its key (``['...']`` of ``env.api_token``), so the key path
-    decides: a secret-looking part, or an MCP server's ``env``/``headers`` table.
-    """
-    parts = [part for part in key.replace("[", ".").replace("]", "").split(".") if part]
-    server_table = len(parts) > 2 and parts[0] == "mcp_servers" and parts[2] in ("env", "headers")
-    hidden = server_table or any(is_secret_key(part) for part in parts)
-    text = repr(REDACTED if hidden else redact(value))
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _format_errors(source: str, exc: ValidationError) -> str:
-    lines = [f"{source}: invalid configuration"]
-    unions: dict[str, list[str]] = {}
-    union_inputs: dict[str, Any] = {}
-    for err in exc.errors(include_url=False):
-        key, allowed, in_union = _locate(tuple(err["loc"]))
-        if err["type"] == "extra_forbidden":
-            hint = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
-            lines.append(f"  {key}: unknown key{hint}")
-        elif in_union:
-            unions.setdefault(key, []).append(str(err["loc"][-1]))
-            union_inputs[key] = err.get("input")
-        else:
-            lines.append(f"  {key}: {err['msg'].removeprefix('Value error, ')}")
-    for key, kinds in unions.items():
-        expected = " or ".join(dict.fromkeys(kinds))
-        lines.append(f"  {key}: expected {expected}, got {_shown(union_inputs[key], key)}")
-    return "\n".join(lines)
 
 
 def resolve_env(value: Any, where: str, environ: Mapping[str, str] | None = None) -> Any:
