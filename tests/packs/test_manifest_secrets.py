@@ -414,6 +414,18 @@ def test_environment_values_change_a_variant_only_when_not_secret() -> None:
     )._variant(secret)
 
 
+def test_literal_secret_settings_do_not_key_the_variant_even_hashed() -> None:
+    """``api_key = "..."`` written in the configuration is left out of the key's hash."""
+    from toolpacks.packs._record import PackInfo, PackSource
+
+    info = PackInfo(name="hello", source="entry_point", module="tpm_key")
+    keys = {
+        Manifests(None, {})._variant(PackSource(info, settings={"api_key": value, "n": 1}))
+        for value in (TOKEN_A, TOKEN_B)
+    }
+    assert len(keys) == 1
+
+
 def _found(site: Site, module: str) -> Any:
     site.install(module, pack_source())
     found = installed(f"tpm-{module.replace('_', '-')}", "1.0", module, [str(site.root)])

@@ -272,8 +272,8 @@ class Manifests:
     def _variant(self, source: PackSource) -> str:
         """The key of the pack's entry: its name, code, settings and configuration directory.
 
-        Values read from the environment that are not secrets are part of it; secret ones
-        are not (the cache holds no secret, not even hashed).
+        Values read from the environment that are not secrets are part of it; secrets, read
+        or written in the configuration, are not (the cache holds no secret, not even hashed).
         """
         settings = dict(source.settings)
         key = {
@@ -449,7 +449,7 @@ def _checksum(record: str, body: bytes) -> bytes:
 
 
 def _keyed(value: Any, environ: Mapping[str, str], secrets: set[str]) -> Any:
-    """``value`` with each ``{ env = ... }`` holding what it reads, unless that is a secret."""
+    """``value`` with each ``{ env = ... }`` holding what it reads, and secrets replaced."""
     if isinstance(value, Mapping):
         if set(value) <= {"env", "default"} and isinstance(value.get("env"), str):
             found = environ.get(value["env"])
@@ -459,7 +459,7 @@ def _keyed(value: Any, environ: Mapping[str, str], secrets: set[str]) -> Any:
         return {k: _keyed(v, environ, secrets) for k, v in value.items()}
     if isinstance(value, list):
         return [_keyed(v, environ, secrets) for v in value]
-    return value
+    return "<secret>" if isinstance(value, str) and value in secrets else value
 
 
 def _missing_env(value: Any, environ: Mapping[str, str]) -> bool:
