@@ -121,11 +121,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--token-env", metavar="VAR", help="require 'Authorization: Bearer <value of VAR>'"
     )
-    p.add_argument("--pack", help="serve this one installed pack over stdio (an isolated child)")
-    p.add_argument("--settings", help="with --pack: a JSON file of the pack's settings")
-    p.add_argument("--manifest", help="with --pack: write the pack's manifest to this file")
-    p.add_argument("--print-manifest", action="store_true", help="with --pack: print it, exit")
-    p.add_argument("--path", action="append", help=argparse.SUPPRESS)
     p.add_argument(
         "--header-timeout", type=float, metavar="S", help="with --http: seconds to send headers"
     )
@@ -135,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-connections", type=int, metavar="N", help="with --http: connections per worker"
     )
+    p.add_argument("--pack", help="serve this one installed pack over stdio (an isolated child)")
+    p.add_argument("--settings", help="with --pack: a JSON file of the pack's settings")
+    p.add_argument("--manifest", help="with --pack: write the pack's manifest to this file")
+    p.add_argument("--print-manifest", action="store_true", help="with --pack: print it, exit")
+    p.add_argument("--path", action="append", help=argparse.SUPPRESS)
     p = add(
         "new", "Scaffold a tool pack repository.", "toolpacks new weather --dir ./toolpacks-weather"
     )
@@ -262,10 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 import traceback
 
                 traceback.print_exc()
+            release_pack_failures(str(exc))  # but those the error gives the cause of
             report(exc)
             return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-            release_pack_failures(str(exc))  # but those the error gives the cause of
