@@ -205,3 +205,23 @@ def test_the_command_lines_secrets_reach_relayed_records(caplog: pytest.LogCaptu
         logging.getLogger(name).warning("arg cli-known-secret-77")
     assert "cli-known-secret-77" not in caplog.text
     assert MASK in caplog.text
+
+
+def test_a_hosts_configuration_secrets_are_masked_in_every_log_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A secret of the configuration is masked in logs from the moment the host exists."""
+    from toolpacks import Host
+
+    secret = "sk-host-config-0123456789abcdef"
+    config = {
+        "mcp_servers": {"remote": {"command": "true", "env": {"API_TOKEN": secret}}},
+        "agents": {"a": {"packs": []}},
+    }
+    host = Host(config, discover=False, environ={})
+    with caplog.at_level(logging.INFO, logger="toolpacks"):
+        logging.getLogger("toolpacks.anything").info("talking to it with %s", secret)
+    text = "\n".join(record.getMessage() for record in caplog.records)
+    assert "talking to it" in text
+    assert secret not in text
+    host.close()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.core import _logscrub
 from toolpacks.core._hooks import GlobalHook
 from toolpacks.core._secrets import redact, secret_values
 from toolpacks.core._tool import Tool
@@ -92,6 +93,7 @@ class Host:
         """The approval handler given to every toolset this host builds."""
         self._discover = discover
         self._environ = environ if environ is not None else os.environ
+        _logscrub.remember(self, secret_values(self.config.raw, self._environ))  # every log
         self._manifests = Manifests(self._path, self._environ, self.config.path)
         self._pm = new_plugin_manager()
         self._in_process: dict[str, PackSource] = {}
@@ -104,7 +106,6 @@ class Host:
         self._discovered = self._scan()
         self._state = _State(self._compose())
 
-    # -- discovery ----------------------------------------------------------------------------
 
     @property
     def trusted(self) -> bool:
@@ -240,7 +241,6 @@ class Host:
                 except Exception:
                     logger.exception("closing pack %r failed", pack.info.name)
 
-    # -- loading ------------------------------------------------------------------------------
 
     def load(self, name: str) -> LoadedPack:
         """Import and register one pack (once); a failure is recorded, not raised.
@@ -352,7 +352,6 @@ class Host:
             out.update(self.load(name).tools)
         return out
 
-    # -- hooks --------------------------------------------------------------------------------
 
     def hook(
         self, event: str, *, tags: Iterable[str] = ()
@@ -380,7 +379,6 @@ class Host:
 
         return register
 
-    # -- toolsets -----------------------------------------------------------------------------
 
     def agent_config(self, agent: str | None) -> AgentConfig:
         """The configuration of ``agent``; with no agent, every pack with no filters.
