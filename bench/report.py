@@ -509,10 +509,13 @@ def build_docs() -> str:
         from _http_report import http_section
 
         parts.append(http_section(http))
+    from _search_report import search_section  # search_bfcl.py, search_speed.py (issue 22)
+
+    parts.append(search_section() or "")
     section = install_section(install, peers)
     if section:
         parts.append(section)
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(p for p in parts if p) + "\n"
 
 
 def readme_figures() -> str:

@@ -232,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, figures in results.items():
         print(f"{name:10s}", "  ".join(f"{k} {v:.3f}" for k, v in figures.items()))
     for category, figures in per_category.items():
-        print(f"  {category:14s}", "  ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+        shown = "  ".join(f"{k} {v:.3f}" for k, v in figures.items() if k != "questions")
+        print(f"  {category:14s} {figures['questions']:5d} questions  {shown}")
     print(f"index {index_s * 1e3:.0f} ms, {query_ms:.3f} ms per query")
     if not args.no_write:
         path = write_json(

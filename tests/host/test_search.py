@@ -480,3 +480,37 @@ def test_bfcl_loader_pools_first_definitions_and_maps_types(
     assert schema["properties"]["opts"]["properties"]["pair"] == {"type": "array", "items": {}}
     toolset = bench.build_toolset(functions)
     assert bench.recall(bench.toolpacks_search(toolset), questions)["recall@1"] == 1.0
+
+
+def test_pruned_queries_rank_exactly_as_a_full_sum() -> None:
+    """Stopping early on long posting lists (MaxScore) never changes the top results."""
+    import random
+
+    from toolpacks.host._search import SearchIndex, query_terms
+
+    rng = random.Random(7)
+    vocab = [f"w{i}x" for i in range(60)]
+    weights = [1 / (i + 1) for i in range(len(vocab))]
+    docs = [
+        SearchDocument(
+            f"t{i}_" + "_".join(rng.choices(vocab, weights, k=2)),
+            f"p.t{i}",
+            "p",
+            " ".join(rng.choices(vocab, weights, k=20)),
+            (),
+            (),
+        )
+        for i in range(600)
+    ]
+    index = SearchIndex(docs)
+    for _ in range(40):
+        query = " ".join(rng.choices(vocab, weights, k=rng.randint(2, 12)))
+        full: dict[int, float] = {}
+        for term in query_terms(query):
+            found = index._term(term)
+            for i, w in (found[1] if found else {}).items():
+                full[i] = full.get(i, 0.0) + w
+        expected = sorted(full.items(), key=lambda item: (-item[1], item[0]))[:5]
+        got = index.bm25(query, 5)
+        assert [i for i, _ in got] == [i for i, _ in expected], query
+        assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-6)
