@@ -22,8 +22,31 @@ __all__ = [
 
 
 def copy_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``schema`` as a plain ``dict``, so transforms never touch the tool's."""
-    return copy.deepcopy(dict(schema))
+    """A deep copy of ``schema`` as a plain ``dict``, so transforms never touch the tool's.
+
+    Walks the JSON structure itself rather than calling ``copy.deepcopy`` (several times
+    faster, which a listing of 10^4 tools feels): dicts, lists and tuples are copied, JSON
+    scalars shared (they are immutable), anything else deep-copied as before.
+    """
+    return {key: _copy(value) for key, value in schema.items()}
+
+
+_SHARED = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if kind is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy(item) for item in value]
+    if kind is tuple:
+        return tuple(_copy(item) for item in value)
+    if isinstance(value, Mapping):
+        return {key: _copy(item) for key, item in value.items()}
+    return copy.deepcopy(value)
 
 
 def resolve_ref(root: Mapping[str, Any], ref: object, where: str) -> dict[str, Any]:
@@ -53,7 +76,7 @@ def resolve_ref(root: Mapping[str, Any], ref: object, where: str) -> dict[str, A
             raise ExportError(f"{where}: '$ref' {ref!r} points to nothing in the schema")
     if not isinstance(node, Mapping):
         raise ExportError(f"{where}: '$ref' {ref!r} does not point to a schema object")
-    return copy.deepcopy(dict(node))
+    return copy_schema(node)
 
 
 def merge_single_all_of(node: dict[str, Any]) -> dict[str, Any]:

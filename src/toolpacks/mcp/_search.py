@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.export._api import definition
@@ -19,9 +19,6 @@ from toolpacks.export._deferred import Listed, meta_name, search_tool
 from toolpacks.host._search_tools import find, search_arguments
 
 if TYPE_CHECKING:
-    import mcp_types
-    from mcp.server.context import ServerRequestContext
-
     from toolpacks.host._toolset import Toolset
 
 __all__ = ["Found", "up_front"]
@@ -58,30 +55,32 @@ class Found:
 
     async def search(
         self,
-        ctx: ServerRequestContext[Any],
+        notify: Callable[[], Awaitable[None]] | None,
         toolset: Toolset,
         arguments: Mapping[str, Any] | None,
-    ) -> mcp_types.CallToolResult:
-        """Answer a ``search_tools`` call; newly found tools are announced when asked to."""
-        import mcp_types
+    ) -> dict[str, Any]:
+        """Answer a ``search_tools`` call (a ``CallToolResult`` as a dict).
 
+        Newly found tools are announced, with ``notify``, when asked to.
+        """
         try:
             query, limit = search_arguments(dict(arguments or {}))
         except ValueError as exc:
             text = f"Tool search failed: {exc}."
-            return mcp_types.CallToolResult(
-                content=[mcp_types.TextContent(text=text)], is_error=True
-            )
+            return {"content": [{"type": "text", "text": text}], "isError": True}
         found = [self._every[e.exposed] for e in find(toolset, query, limit)]
         value = {"tools": found}
         text = json.dumps(value, ensure_ascii=False) if found else f"No tool matched {query!r}."
         new = [d for d in found if d["name"] not in self._found]
         if self.announce and new:
             self._found.update((d["name"], d) for d in new)
-            try:
-                await ctx.session.send_tool_list_changed()
-            except Exception:  # the client went away: the answer below says it all
-                logger.info("could not send tools/list_changed", exc_info=True)
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(text=text)], structured_content=value
-        )
+            if notify is not None:
+                try:
+                    await notify()
+                except Exception:  # the client went away: the answer below says it all
+                    logger.info("could not send tools/list_changed", exc_info=True)
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": value,
+            "isError": False,
+        }

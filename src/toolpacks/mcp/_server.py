@@ -15,23 +15,16 @@ at end of input or on SIGTERM/SIGINT after a grace period for the calls in fligh
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import itertools
 import logging
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._result import ArgumentError, ToolResult
-from toolpacks.core._secrets import scrub
-from toolpacks.core.call._gate import invalid_arguments
-from toolpacks.core.call._outcome import exception_text
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
-from toolpacks.mcp._search import Found as _Found
+from toolpacks.mcp._direct import ToolAnswers, UnknownTool, policy_toolset
 
 if TYPE_CHECKING:
     import mcp_types
@@ -47,180 +40,53 @@ logger = logging.getLogger("toolpacks.mcp")
 STUCK_EXIT_CODE = 3
 """``toolpacks serve``'s exit code when calls were still running after the grace period."""
 
-
-def _policy_toolset(
-    toolset: Toolset, expose_errors: bool, approval: ApprovalHandler | None
-) -> Toolset:
-    """A copy of ``toolset`` with the server's error exposure and approval handler."""
-    entries = [
-        replace(e, options=replace(e.options, expose_errors=expose_errors))
-        for e in toolset.entries()
-    ]
-    return Toolset(
-        entries,
-        agent=toolset.agent,
-        approval=approval if approval is not None else toolset.approver.handler,
-        authorizers=toolset.authorizers,
-        max_concurrency=toolset.max_concurrency,
-    )
+_policy_toolset = policy_toolset
 
 
-class _ToolsetServer:
-    """The ``tools/list`` and ``tools/call`` handlers for one toolset."""
+class _ToolsetServer(ToolAnswers):
+    """The SDK's ``tools/list`` and ``tools/call`` handlers over ``ToolAnswers``' JSON."""
 
-    def __init__(self, toolset: Toolset, expose_errors: bool, *, announce: bool = False) -> None:
-        from toolpacks.export._mcp import wraps_output
-        from toolpacks.mcp._search import up_front
-
-        self.toolset = toolset
-        self.expose_errors = expose_errors
-        self.names = frozenset(toolset.names())
-        """The exposed names (the only names a client may call; deferred ones too)."""
-        every, self.definitions, self.meta = up_front(toolset)
-        """What ``tools/list`` answers: ``toolset.definitions("mcp")``, that is the tools not
-        deferred and, when some are, the ``search_tools`` tool named by ``meta``."""
-        self.found = _Found(every, announce)
-        """Deferred tools a search found, listed from then on (stdio sessions only)."""
-        self.structured: set[str] = {d["name"] for d in every if "outputSchema" in d}
-        """Tools with an output schema (their results carry ``structuredContent``)."""
-        self.wrapped: set[str] = {
-            e.exposed
-            for e in toolset.entries()
-            if e.exposed in self.structured and wraps_output(e.tool.output_schema)
-        }
-        """Tools whose non-object output is sent as ``{"result": value}``."""
-        self.running: dict[int, str] = {}
-        """The tool calls in flight, by a call number: the names of the tools running now."""
-        self._numbers = itertools.count()
-
-    def running_names(self) -> list[str]:
-        """The names of the tools running now, one per call, in the order they started."""
-        return list(self.running.values())
-
-    def duplicate_key(self, name: str, key: str) -> mcp_types.CallToolResult | mcp_types.ErrorData:
-        """The answer to a ``tools/call`` of ``name`` whose arguments repeat ``key``.
-
-        The transport sees duplicate keys in the received text (a parsed dict cannot show
-        them) and answers with this instead of calling the tool, in the gate's wording.
-        """
+    def duplicate_key(  # type: ignore[override]
+        self, name: str, key: str
+    ) -> mcp_types.CallToolResult | mcp_types.ErrorData:
+        """The answer to a ``tools/call`` of ``name`` whose arguments repeat ``key``."""
         import mcp_types
 
-        if name not in self.names:
-            return mcp_types.ErrorData(code=mcp_types.INVALID_PARAMS, message=self._unknown(name))
-        detail = ArgumentError("", f"duplicate key {key!r} in arguments; send each key once")
-        refused = invalid_arguments(self.toolset.entry(name).tool, [detail], "", 0.0)
-        # Named as the client called it, as ``Toolset.call`` names its errors.
-        return self._error(refused.content.replace(f"'{refused.tool_name}'", f"'{name}'", 1))
-
-    def _unknown(self, name: str) -> str:
-        available = ", ".join(self.toolset.names()) or "none"
-        return f"Unknown tool: {name}. Available tools: {available}."
+        try:
+            answer = super().duplicate_key(name, key)
+        except UnknownTool as exc:
+            return mcp_types.ErrorData(code=mcp_types.INVALID_PARAMS, message=str(exc))
+        return mcp_types.CallToolResult.model_validate(answer)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
+        """The SDK's ``tools/list`` handler (the result is built once per change of the list)."""
         import mcp_types
 
-        tools = [*self.definitions, *self.found.listed()]
-        return mcp_types.ListToolsResult.model_validate({"tools": tools})
+        found = len(self.found.listed())
+        cached = self.__dict__.get("_sdk_listing")
+        if cached is None or cached[0] != found:
+            cached = (found, mcp_types.ListToolsResult.model_validate({"tools": self.tools()}))
+            self.__dict__["_sdk_listing"] = cached
+        result: mcp_types.ListToolsResult = cached[1]
+        return result
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
+        """The SDK's ``tools/call`` handler."""
+        import mcp_types
         from mcp import MCPError
-        from mcp_types import INVALID_PARAMS
 
-        name = params.name
-        if name == self.meta:
-            return await self.found.search(ctx, self.toolset, params.arguments)
-        if name not in self.names:
-            raise MCPError(code=INVALID_PARAMS, message=self._unknown(name))
-        entry = self.toolset.entry(name)
-        if entry.require_approval and self.toolset.approver.handler is None:
-            return self._error(
-                f"Tool '{name}' requires approval, and this MCP server has no approval policy, "
-                "so the call was refused. Do not retry it; tell the user what you wanted to do "
-                "so they can do it themselves or allow it."
-            )
-        request_id = ctx.request_id
-        call_id = f"mcp_{request_id}" if request_id is not None else None
-        number = next(self._numbers)
-        self.running[number] = name
-        try:
-            result = await self.toolset.call(name, params.arguments or {}, call_id=call_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a hook raised: report it without its text
-            logger.exception("tool %r: a hook raised during an MCP call", name)
-            text = scrub(exception_text(exc), entry.options.redact) if self.expose_errors else ""
-            detail = f": {text}" if text else ""
-            return self._error(f"Tool '{name}' failed in a hook: {type(exc).__qualname__}{detail}.")
-        except BaseException as exc:  # SystemExit and the like: the server goes on
-            logger.error("tool %r raised %s during an MCP call", name, type(exc).__qualname__)
-            return self._error(f"Tool '{name}' failed with {type(exc).__qualname__}.")
-        finally:
-            del self.running[number]
-        return self._render(name, result)
-
-    def _error(self, text: str) -> mcp_types.CallToolResult:
-        import mcp_types
-
-        return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)], is_error=True)
-
-    def _render(self, name: str, result: ToolResult) -> mcp_types.CallToolResult:
-        """The result with its text, and ``structuredContent`` when the tool declares output.
-
-        Structured content is held to the tool's ``max_content_chars`` as its serialized
-        JSON: a larger value is an error result with the (truncated) text, since clients check
-        ``structuredContent`` against the output schema only on success.
-        """
-        import mcp_types
-
-        text = result.content
-        if result.is_error or name not in self.structured:
-            return mcp_types.CallToolResult(
-                content=[mcp_types.TextContent(text=text)], is_error=result.is_error
-            )
-        from pydantic_core import from_json
-
-        structured = self._structured(name, result)
-        if isinstance(structured, str):
-            return self._error(structured)
-        extra, raw = structured
-        limit = self.toolset.entry(name).options.max_content_chars
-        if limit and len(raw) + extra > limit and _json_chars(raw) + extra > limit:
-            return self._error(
-                f"{text}\n\nThe result was larger than this server's limit of {limit} "
-                "characters, so its structured form was omitted."
-            )
-        value = from_json(raw)
-        content = {"result": value} if name in self.wrapped else value
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(text=text)], structured_content=content
-        )
-
-    def _structured(self, name: str, result: ToolResult) -> tuple[int, bytes] | str:
-        """The value as JSON (with the wrapper's extra length), or why it cannot be sent."""
-        from pydantic_core import to_json
+        async def notify() -> None:
+            await ctx.session.send_tool_list_changed()
 
         try:
-            raw = to_json(result.value, inf_nan_mode="null")
-        except Exception:
-            logger.exception("tool %r returned a value that is not JSON", name)
-            return f"Tool '{name}' returned a value that cannot be sent as JSON."
-        if name in self.wrapped:
-            return len('{"result":}'), raw
-        if not raw.startswith(b"{"):
-            return (
-                f"Tool '{name}' returned {type(result.value).__name__}, which does not match "
-                "its declared output schema (an object)."
-            )
-        return 0, raw
-
-
-def _json_chars(raw: bytes) -> int:
-    """The length in characters of UTF-8 JSON text (its byte count when that is all ASCII)."""
-    return len(raw) if raw.isascii() else len(raw.decode("utf-8"))
+            answer = await self.call(params.name, params.arguments, ctx.request_id, notify)
+        except UnknownTool as exc:
+            raise MCPError(code=mcp_types.INVALID_PARAMS, message=str(exc)) from None
+        return mcp_types.CallToolResult.model_validate(answer)
 
 
 def build_server(

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from toolpacks.host._host import Host
     from toolpacks.mcp._server import _ToolsetServer
+    from toolpacks.mcp.http._direct import DirectRoute
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "HttpServed", "build_http_app", "http_app"]
 
@@ -101,6 +102,9 @@ class _Agent:
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.started = False
+        self.direct: DirectRoute | None = None
+        """Answers plain stateless ``tools/list`` and ``tools/call`` without the SDK's
+        per-request machinery (None: every request goes to the SDK)."""
 
     def problem(self) -> str:
         """Why this endpoint cannot serve now, or ``""`` when it can (for ``/healthz``).
@@ -138,6 +142,8 @@ class _Agent:
         body = await self._body(scope, receive, send, headers)
         if body is None:
             return
+        if self.direct is not None and self.started and await self._direct(body, scope, send):
+            return
         answered = await self._answer_directly(body, scope, receive, send)
         if answered:
             return
@@ -145,6 +151,23 @@ class _Agent:
             await _rpc_error(503, _NOT_STARTED)(scope, receive, send)
             return
         await self.manager.handle_request(scope, _replay(body, receive), send)
+
+    async def _direct(self, body: bytes, scope: Scope, send: Send) -> bool:
+        """Answer a plain stateless ``tools/list`` or ``tools/call`` from the parsed body.
+
+        Parsed once, here; whatever ``DirectRoute.route`` does not take (and anything with a
+        repeated key or that is not JSON) goes on to the checks below and the SDK.
+        """
+        from toolpacks.mcp._wire import parse_body
+
+        value = parse_body(body)
+        if value is None or self.direct is None:
+            return False
+        version = self.direct.route(scope["headers"], value)
+        if version is None:
+            return False
+        await self.direct.answer(value, version, send)
+        return True
 
     async def _refuse(self, refusal: Refusal, scope: Scope, receive: Receive, send: Send) -> None:
         self.metrics.refuse(refusal.reason)
@@ -268,6 +291,7 @@ def _agent_endpoint(
 
     from toolpacks._version import __version__
     from toolpacks.mcp._server import _policy_toolset, _ToolsetServer
+    from toolpacks.mcp.http._direct import DirectRoute
 
     toolset = host.toolset(name)
     handlers = _ToolsetServer(_policy_toolset(toolset, expose_errors, None), expose_errors)
@@ -282,7 +306,9 @@ def _agent_endpoint(
     manager = StreamableHTTPSessionManager(
         server, stateless=True, json_response=True, max_request_body_size=max_body_bytes
     )
-    return _Agent(name, handlers, manager, guard, metrics, max_body_bytes)
+    endpoint = _Agent(name, handlers, manager, guard, metrics, max_body_bytes)
+    endpoint.direct = DirectRoute(name, handlers, metrics, f"toolpacks:{name}")
+    return endpoint
 
 
 def _check_agents(agents: Sequence[str]) -> tuple[str, ...]:

@@ -1,0 +1,246 @@
+"""Answering MCP ``tools/list`` and ``tools/call`` as plain JSON, without the MCP SDK.
+
+``ToolAnswers`` holds what one served toolset answers: the listing, built once (and its JSON
+text, encoded once), and ``call``, which runs a tool through ``Toolset.call`` (the argument
+gate, permissions, approvals, hooks, locks, timeouts) and gives the ``CallToolResult`` as a
+dict. A tool that fails, or is called with bad arguments, is an error result (``isError``);
+only an unknown tool name is a protocol error (``UnknownTool``), as the MCP specification
+asks. Whatever a tool raises (``SystemExit`` included) is an error result, and structured
+content larger than the tool's ``max_content_chars`` is not sent.
+
+The SDK's server (``_server``) wraps these answers in its models; the HTTP app answers
+stateless ``tools/list`` and ``tools/call`` requests from them directly (``http._direct``),
+so a request is parsed once and runs without the SDK's per-request machinery; and
+``_bare`` serves stdio from them where the SDK is not installed. Nothing here imports the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from pydantic_core import from_json, to_json
+
+from toolpacks.core._result import ArgumentError, ToolResult
+from toolpacks.core._secrets import scrub
+from toolpacks.core.call._gate import invalid_arguments
+from toolpacks.core.call._outcome import exception_text
+from toolpacks.host._approval import ApprovalHandler
+from toolpacks.host._toolset import Toolset
+from toolpacks.mcp._search import Found
+
+__all__ = ["INVALID_PARAMS", "Notify", "ToolAnswers", "UnknownTool", "dump", "policy_toolset"]
+
+logger = logging.getLogger("toolpacks.mcp")
+
+INVALID_PARAMS = -32602
+"""The JSON-RPC error code of an unknown tool name (and of other bad parameters)."""
+
+Notify = Callable[[], Awaitable[None]]
+"""Tells the client its tool list changed (``notifications/tools/list_changed``)."""
+
+
+class UnknownTool(Exception):
+    """A ``tools/call`` of a name the toolset does not expose (a JSON-RPC -32602 error)."""
+
+
+def policy_toolset(
+    toolset: Toolset, expose_errors: bool, approval: ApprovalHandler | None
+) -> Toolset:
+    """A copy of ``toolset`` with the server's error exposure and approval handler."""
+    entries = [
+        replace(e, options=replace(e.options, expose_errors=expose_errors))
+        for e in toolset.entries()
+    ]
+    return Toolset(
+        entries,
+        agent=toolset.agent,
+        approval=approval if approval is not None else toolset.approver.handler,
+        authorizers=toolset.authorizers,
+        max_concurrency=toolset.max_concurrency,
+    )
+
+
+def dump(value: Any) -> bytes:
+    """Compact JSON text of ``value``; text that is not valid Unicode is escaped, not refused."""
+    try:
+        return to_json(value)
+    except ValueError:  # a lone surrogate in some text: json escapes it as \\udXXX
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def error_text(text: str) -> dict[str, Any]:
+    """An error ``CallToolResult`` with one text block."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+class ToolAnswers:
+    """The ``tools/list`` and ``tools/call`` answers of one served toolset, as plain JSON."""
+
+    def __init__(self, toolset: Toolset, expose_errors: bool, *, announce: bool = False) -> None:
+        from toolpacks.export._mcp import wraps_output
+        from toolpacks.mcp._search import up_front
+
+        self.toolset = toolset
+        self.expose_errors = expose_errors
+        self.names = frozenset(toolset.names())
+        """The exposed names (the only names a client may call; deferred ones too)."""
+        every, self.definitions, self.meta = up_front(toolset)
+        """What ``tools/list`` answers: ``toolset.definitions("mcp")``, that is the tools not
+        deferred and, when some are, the ``search_tools`` tool named by ``meta``."""
+        self.found = Found(every, announce)
+        """Deferred tools a search found, listed from then on (stdio sessions only)."""
+        self.structured: set[str] = {d["name"] for d in every if "outputSchema" in d}
+        """Tools with an output schema (their results carry ``structuredContent``)."""
+        self.wrapped: set[str] = {
+            e.exposed
+            for e in toolset.entries()
+            if e.exposed in self.structured and wraps_output(e.tool.output_schema)
+        }
+        """Tools whose non-object output is sent as ``{"result": value}``."""
+        self.running: dict[int, str] = {}
+        """The tool calls in flight, by a call number: the names of the tools running now."""
+        self._numbers = itertools.count()
+        self._listing: tuple[int, bytes] | None = None
+
+    def running_names(self) -> list[str]:
+        """The names of the tools running now, one per call, in the order they started."""
+        return list(self.running.values())
+
+    # -- tools/list
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools ``tools/list`` shows now (with those searches found, when announced)."""
+        return [*self.definitions, *self.found.listed()]
+
+    def tools_json(self) -> bytes:
+        """The JSON text of ``tools()`` (a JSON array), encoded once per change of the list."""
+        found = len(self.found.listed())
+        if self._listing is None or self._listing[0] != found:
+            self._listing = (found, dump(self.tools()))
+        return self._listing[1]
+
+    # -- tools/call
+
+    def unknown(self, name: str) -> str:
+        """The message of the -32602 error for a call of ``name``, which is not exposed."""
+        available = ", ".join(self.toolset.names()) or "none"
+        return f"Unknown tool: {name}. Available tools: {available}."
+
+    def duplicate_key(self, name: str, key: str) -> dict[str, Any]:
+        """The error result of a ``tools/call`` of ``name`` whose arguments repeat ``key``.
+
+        The transport sees duplicate keys in the received text (a parsed dict cannot show
+        them) and answers with this instead of calling the tool, in the gate's wording.
+
+        Raises:
+            UnknownTool: ``name`` is not exposed.
+        """
+        if name not in self.names:
+            raise UnknownTool(self.unknown(name))
+        detail = ArgumentError("", f"duplicate key {key!r} in arguments; send each key once")
+        refused = invalid_arguments(self.toolset.entry(name).tool, [detail], "", 0.0)
+        # Named as the client called it, as ``Toolset.call`` names its errors.
+        return error_text(refused.content.replace(f"'{refused.tool_name}'", f"'{name}'", 1))
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        request_id: str | int | None,
+        notify: Notify | None = None,
+    ) -> dict[str, Any]:
+        """Run ``name`` with ``arguments``; the ``CallToolResult`` as a dict.
+
+        Args:
+            name: The tool's exposed name (or the search tool's).
+            arguments: The call's arguments (``None``: none).
+            request_id: The JSON-RPC request's id (the call id is ``mcp_<id>``).
+            notify: Tells the client its tool list changed (when a search finds tools).
+
+        Raises:
+            UnknownTool: ``name`` is not exposed.
+        """
+        if name == self.meta:
+            return await self.found.search(notify, self.toolset, arguments)
+        if name not in self.names:
+            raise UnknownTool(self.unknown(name))
+        entry = self.toolset.entry(name)
+        if entry.require_approval and self.toolset.approver.handler is None:
+            return error_text(
+                f"Tool '{name}' requires approval, and this MCP server has no approval policy, "
+                "so the call was refused. Do not retry it; tell the user what you wanted to do "
+                "so they can do it themselves or allow it."
+            )
+        call_id = f"mcp_{request_id}" if request_id is not None else None
+        number = next(self._numbers)
+        self.running[number] = name
+        try:
+            result = await self.toolset.call(name, arguments or {}, call_id=call_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a hook raised: report it without its text
+            logger.exception("tool %r: a hook raised during an MCP call", name)
+            text = scrub(exception_text(exc), entry.options.redact) if self.expose_errors else ""
+            detail = f": {text}" if text else ""
+            return error_text(f"Tool '{name}' failed in a hook: {type(exc).__qualname__}{detail}.")
+        except BaseException as exc:  # SystemExit and the like: the server goes on
+            logger.error("tool %r raised %s during an MCP call", name, type(exc).__qualname__)
+            return error_text(f"Tool '{name}' failed with {type(exc).__qualname__}.")
+        finally:
+            del self.running[number]
+        return self.render(name, result)
+
+    def render(self, name: str, result: ToolResult) -> dict[str, Any]:
+        """The result with its text, and ``structuredContent`` when the tool declares output.
+
+        Structured content is held to the tool's ``max_content_chars`` as its serialized
+        JSON: a larger value is an error result with the (truncated) text, since clients check
+        ``structuredContent`` against the output schema only on success.
+        """
+        text = result.content
+        if result.is_error or name not in self.structured:
+            return {"content": [{"type": "text", "text": text}], "isError": result.is_error}
+        structured = self._structured(name, result)
+        if isinstance(structured, str):
+            return error_text(structured)
+        extra, raw = structured
+        limit = self.toolset.entry(name).options.max_content_chars
+        if limit and len(raw) + extra > limit and _json_chars(raw) + extra > limit:
+            return error_text(
+                f"{text}\n\nThe result was larger than this server's limit of {limit} "
+                "characters, so its structured form was omitted."
+            )
+        value = from_json(raw)
+        content = {"result": value} if name in self.wrapped else value
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": content,
+            "isError": False,
+        }
+
+    def _structured(self, name: str, result: ToolResult) -> tuple[int, bytes] | str:
+        """The value as JSON (with the wrapper's extra length), or why it cannot be sent."""
+        try:
+            raw = to_json(result.value, inf_nan_mode="null")
+        except Exception:
+            logger.exception("tool %r returned a value that is not JSON", name)
+            return f"Tool '{name}' returned a value that cannot be sent as JSON."
+        if name in self.wrapped:
+            return len('{"result":}'), raw
+        if not raw.startswith(b"{"):
+            return (
+                f"Tool '{name}' returned {type(result.value).__name__}, which does not match "
+                "its declared output schema (an object)."
+            )
+        return 0, raw
+
+
+def _json_chars(raw: bytes) -> int:
+    """The length in characters of UTF-8 JSON text (its byte count when that is all ASCII)."""
+    return len(raw) if raw.isascii() else len(raw.decode("utf-8"))

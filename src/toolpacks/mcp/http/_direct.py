@@ -1,0 +1,241 @@
+"""Stateless ``tools/list`` and ``tools/call`` over HTTP, answered without the SDK's machinery.
+
+In stateless mode the SDK builds, for every request, a transport, a server runner, an anyio
+task group and memory streams, and parses the body the app has already parsed. Most requests
+a stateless server gets are ``tools/list`` and ``tools/call``; ``DirectRoute`` answers those
+from the parsed body with ``ToolAnswers`` (the same answers the SDK's handlers give), in the
+SDK's own wire shapes for each protocol revision: ``resultType``, ``cacheScope``, ``ttlMs``
+and the server's ``_meta`` on 2026-07-28, the JSON-RPC error with HTTP 400 for an unknown
+tool there and 200 on the 2025 revisions.
+
+Only requests the SDK would certainly answer with a result are taken: ``route`` leaves to
+the SDK anything else (other methods, notifications, batches, an ``Accept`` or
+``Content-Type`` it would refuse, an unknown or repeated version header, a 2026-07-28
+envelope its checks refuse, ``Mcp-Param-*`` headers, a session id, parameters beyond the
+plain ones), so every error and every other feature keeps the SDK's exact behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolpacks.mcp._direct import UnknownTool, dump
+
+if TYPE_CHECKING:
+    from starlette.types import Send
+
+    from toolpacks.mcp._direct import ToolAnswers
+    from toolpacks.mcp.http._metrics import CallMetrics
+
+__all__ = ["DirectRoute"]
+
+_LEGACY = "legacy"
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_RESERVED = "io.modelcontextprotocol/"
+_ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+_LIST_KEYS = frozenset({"cursor", "_meta"})
+_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+def _accepts_json(accept: bytes) -> bool:
+    """Whether an ``Accept`` header admits ``application/json`` (as the SDK reads it)."""
+    for part in accept.decode("latin-1").split(","):
+        kind = part.split(";")[0].strip().lower()
+        if kind in ("application/json", "application/*", "*/*"):
+            return True
+    return False
+
+
+def _is_json(content_type: bytes) -> bool:
+    """Whether a ``Content-Type`` header is ``application/json`` (as the SDK reads it)."""
+    first = content_type.decode("latin-1").split(";")[0]
+    return any(part.strip() == "application/json" for part in first.split(","))
+
+
+class DirectRoute:
+    """The direct answers of one agent's endpoint, and which requests may take them."""
+
+    def __init__(
+        self, agent: str, answers: ToolAnswers, metrics: CallMetrics, server_name: str
+    ) -> None:
+        from mcp.shared.inbound import x_mcp_header_map
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+        from toolpacks._version import __version__
+
+        self.agent = agent
+        self.answers = answers
+        self.metrics = metrics
+        self.legacy = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
+        self.modern = frozenset(MODERN_PROTOCOL_VERSIONS)
+        self.header_bound = frozenset(
+            d["name"]
+            for d in answers.definitions
+            if _maps_headers(x_mcp_header_map, d.get("inputSchema"))
+        )
+        """Tools whose input schema binds arguments to headers (the SDK checks those)."""
+        info = {"name": server_name, "version": __version__}
+        self.server_meta = {"io.modelcontextprotocol/serverInfo": info}
+
+    # -- which requests
+
+    def route(self, headers: list[tuple[bytes, bytes]], value: Any) -> str | None:
+        """The protocol revision to answer ``value`` at, or None to leave it to the SDK."""
+        version: str | None = None
+        accept = content_type = None
+        seen: set[bytes] = set()
+        for key, raw in headers:
+            if key in _ROUTING:
+                if key in seen:
+                    return None
+                seen.add(key)
+                if key == b"mcp-protocol-version":
+                    version = raw.decode("latin-1")
+            elif key == b"accept":
+                accept = raw
+            elif key == b"content-type":
+                content_type = raw
+            elif key.startswith(b"mcp-param-") or key == b"mcp-session-id":
+                return None
+        if accept is None or not _accepts_json(accept):
+            return None
+        if content_type is None or not _is_json(content_type):
+            return None
+        if not self._plain_request(value):
+            return None
+        if version is None or version in self.legacy:
+            return _LEGACY if self._legacy_meta(value.get("params")) else None
+        if version in self.modern and self._modern_ok(headers, value, version):
+            return version
+        return None
+
+    def _plain_request(self, value: Any) -> bool:
+        """A single ``tools/list`` or ``tools/call`` request with plain parameters."""
+        if type(value) is not dict or value.get("jsonrpc") != "2.0":
+            return False
+        if not value.keys() <= _ENVELOPE_KEYS:
+            return False
+        request_id = value.get("id")
+        if type(request_id) is not int and type(request_id) is not str:
+            return False
+        if type(request_id) is str and not request_id.isascii():
+            return False  # the SDK's own checks handle text ids of every kind
+        method = value.get("method")
+        params = value.get("params")
+        if method == "tools/list":
+            if params is None and "params" not in value:
+                return True
+            return (
+                type(params) is dict
+                and params.keys() <= _LIST_KEYS
+                and type(params.get("cursor", "")) is str
+            )
+        if method == "tools/call":
+            if type(params) is not dict or not params.keys() <= _CALL_KEYS:
+                return False
+            name = params.get("name")
+            if type(name) is not str or name in self.header_bound:
+                return False
+            return "arguments" not in params or type(params["arguments"]) is dict
+        return False
+
+    @staticmethod
+    def _legacy_meta(params: Any) -> bool:
+        """Whether a 2025 request's ``_meta`` is absent or only a progress token."""
+        if params is None or "_meta" not in params:
+            return True
+        meta = params["_meta"]
+        if type(meta) is not dict or not meta.keys() <= {"progressToken"}:
+            return False
+        token = meta.get("progressToken", "")
+        return type(token) is str or type(token) is int
+
+    def _modern_ok(self, headers: list[tuple[bytes, bytes]], value: Any, version: str) -> bool:
+        """Whether the SDK's own checks pass a 2026-07-28 request's envelope and parameters."""
+        from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+        from mcp_types.methods import validate_client_request
+        from pydantic import ValidationError
+
+        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in headers}
+        verdict = classify_inbound_request(value, headers=folded)
+        if isinstance(verdict, InboundLadderRejection) or verdict.protocol_version != version:
+            return False
+        params = value["params"]
+        bare = {k: v for k, v in params.items() if k != "arguments"}
+        try:
+            validate_client_request(value["method"], version, bare)
+        except (ValidationError, ValueError, KeyError):
+            return False
+        return True
+
+    # -- answering
+
+    async def answer(self, value: dict[str, Any], version: str, send: Send) -> None:
+        """Answer a request ``route`` accepted, at the revision it gave."""
+        request_id = value["id"]
+        params = value.get("params") or {}
+        modern = version != _LEGACY
+        if value["method"] == "tools/list":
+            extra = b""
+            if modern:
+                extra = b',"cacheScope":"private","resultType":"complete","ttlMs":0,"_meta":'
+                extra += dump(self.server_meta)
+            body = b'{"tools":' + self.answers.tools_json() + extra + b"}"
+            await _respond(send, 200, _reply(request_id, body))
+            return
+        try:
+            result = await self._call(params, request_id)
+        except UnknownTool as exc:
+            error = {"code": -32602, "message": str(exc)}
+            message = {"jsonrpc": "2.0", "id": request_id, "error": error}
+            await _respond(send, 400 if modern else 200, dump(message))
+            return
+        if modern:
+            result["resultType"] = "complete"
+            result["_meta"] = self.server_meta
+        await _respond(send, 200, _reply(request_id, dump(result)))
+
+    async def _call(self, params: Mapping[str, Any], request_id: str | int) -> dict[str, Any]:
+        """Run the call, timed, logged and counted as ``_metrics.observed`` does."""
+        name = params["name"]
+        tool = name if name in self.answers.names else ""
+        metrics, agent = self.metrics, self.agent
+        started = time.perf_counter()
+        metrics.in_flight.labels(agent).inc()
+        outcome = "failed"
+        try:
+            result = await self.answers.call(name, params.get("arguments"), request_id)
+            outcome = "error" if result.get("isError") else "ok"
+            return result
+        except UnknownTool:
+            outcome = "unknown_tool" if not tool else "failed"
+            raise
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            metrics.cancelled.append(f"{agent}/{name}" if tool else agent)
+            raise
+        finally:
+            metrics.in_flight.labels(agent).dec()
+            metrics.record(agent, tool, outcome, time.perf_counter() - started)
+
+
+def _maps_headers(header_map: Any, schema: Any) -> bool:
+    try:
+        return bool(header_map(schema))
+    except Exception:  # the SDK cannot read it: leave the tool's calls to the SDK
+        return True
+
+
+def _reply(request_id: str | int, result: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":' + dump(request_id) + b',"result":' + result + b"}"
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode("ascii"))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
