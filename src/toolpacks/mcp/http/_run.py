@@ -1,9 +1,18 @@
-"""Running the HTTP app in this process: the listening socket, uvicorn, signals and the drain.
+"""Running the HTTP app in this process: the listening sockets, uvicorn, signals and the drain.
 
 The listening socket is created here rather than by uvicorn, with ``IPPROTO_TCP`` named:
 asyncio sets ``TCP_NODELAY`` only on accepted sockets whose listening socket says it is TCP,
 and a socket made with protocol 0 (as uvicorn makes it for ``--workers``) leaves Nagle's
 algorithm on, which holds every response's last segment for a delayed ACK (~40 ms a request).
+
+With several workers on Linux, each worker listens on a socket of its own bound to the same
+address with ``SO_REUSEPORT`` (``PortShare``): the kernel spreads new connections over the
+sockets that listen, so a worker started in place of a dead one takes its share as soon as it
+listens, which it does only once its app is built. The supervisor holds the port with a socket
+that is bound but never listens (``reserve``): it learns the port when 0 was asked, and keeps
+it for the replacements, while taking no connection nobody would accept. Only processes of the
+same user can bind a port held with ``SO_REUSEPORT``. Elsewhere (no ``SO_REUSEPORT``, or one
+that does not spread connections) the workers share one listening socket.
 
 SIGTERM or SIGINT stops accepting connections; requests in flight get the grace period
 (``TOOLPACKS_SERVE_GRACE`` seconds, else 10 s) to be answered, then they are cancelled.
@@ -20,7 +29,9 @@ import logging
 import os
 import signal
 import socket
+import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -28,12 +39,25 @@ if TYPE_CHECKING:
     from toolpacks.mcp.http._app import HttpServed
     from toolpacks.mcp.http._limits import HttpLimits
 
-__all__ = ["BACKLOG", "grace_on_signal", "listen", "parse_bind", "serve_here"]
+__all__ = [
+    "BACKLOG",
+    "REUSE_PORT",
+    "PortShare",
+    "grace_on_signal",
+    "listen",
+    "parse_bind",
+    "reserve",
+    "serve_here",
+    "worker_listener",
+]
 
 logger = logging.getLogger("toolpacks.mcp")
 
 BACKLOG = 2048
 """Connections the kernel queues for the listening socket before refusing more."""
+REUSE_PORT = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+"""Whether each worker gets a listening socket of its own (Linux spreads connections over
+sockets sharing a port with ``SO_REUSEPORT``; BSD and macOS do not)."""
 
 
 def grace_on_signal() -> float:
@@ -73,24 +97,89 @@ def parse_bind(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _bound(
+    family: int, address: Any, *, reuse_port: bool, backlog: int | None
+) -> socket.socket:
+    """A TCP socket bound to ``address``, listening unless ``backlog`` is None."""
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+        if backlog is not None:
+            sock.listen(backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _resolve(host: str, port: int) -> tuple[int, Any]:
+    family, _, _, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+    )[0]
+    return family, address
+
+
 def listen(host: str, port: int, backlog: int = BACKLOG) -> socket.socket:
     """A TCP socket bound to ``host:port`` and listening (``SO_REUSEADDR`` set).
 
     Raises:
         OSError: The address cannot be resolved or bound (in use, not local, no permission).
     """
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(backlog)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
+    family, address = _resolve(host, port)
+    return _bound(family, address, reuse_port=False, backlog=backlog)
+
+
+def reserve(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` with ``SO_REUSEPORT``, not listening.
+
+    It holds the port (the one the kernel picked, when ``port`` is 0) for the workers'
+    sockets, and, never listening, is never handed a connection.
+
+    Raises:
+        OSError: The address cannot be resolved or bound (in use, not local, no permission).
+    """
+    family, address = _resolve(host, port)
+    return _bound(family, address, reuse_port=True, backlog=None)
+
+
+@dataclass(frozen=True)
+class PortShare:
+    """Where a worker listens on a socket of its own: the address ``reserve`` holds."""
+
+    family: int
+    address: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, reserved: socket.socket) -> PortShare:
+        """The address ``reserved`` is bound to (with the port the kernel picked)."""
+        return cls(reserved.family, tuple(reserved.getsockname()))
+
+    def listen(self, backlog: int = BACKLOG) -> socket.socket:
+        """A new socket listening on the address, next to the other workers' (SO_REUSEPORT).
+
+        Raises:
+            OSError: The port cannot be bound (the supervisor's hold on it is gone).
+        """
+        return _bound(self.family, self.address, reuse_port=True, backlog=backlog)
+
+
+def worker_listener(host: str, port: int) -> tuple[socket.socket, socket.socket | PortShare]:
+    """The supervisor's socket on ``host:port`` and what each worker is given to serve.
+
+    With ``REUSE_PORT``: a reserved socket, and the ``PortShare`` each worker listens on
+    itself; elsewhere: one listening socket, which every worker serves.
+
+    Raises:
+        OSError: The address cannot be resolved or bound.
+    """
+    if REUSE_PORT:
+        reserved = reserve(host, port)
+        return reserved, PortShare.of(reserved)
+    sock = listen(host, port)
+    return sock, sock
 
 
 def tcp_listener(sock: socket.socket) -> socket.socket:

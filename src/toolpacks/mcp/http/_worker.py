@@ -1,8 +1,11 @@
-"""One worker process of ``serve_http``: build the host and the app, serve the shared socket.
+"""One worker process of ``serve_http``: build the host and the app, listen, serve.
 
-A worker is started with ``spawn``, so it imports the packs and builds its own host from the
-configuration file; it tells the supervisor it is ready through a pipe, and drains and exits by
-itself when that pipe closes (the supervisor is gone).
+A worker is started with ``spawn``, so it builds its own host from the configuration file (a
+pack with a valid manifest is not imported until one of its tools is called). On Linux it then
+binds a listening socket of its own to the server's address (``PortShare``), only now that it
+can answer, so no connection waits on a worker that is still starting; elsewhere it serves the
+socket the supervisor shares. It tells the supervisor it is ready through a pipe, and drains and
+exits by itself when that pipe closes (the supervisor is gone).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpacks.mcp.http._app import build_http_app
 from toolpacks.mcp.http._limits import HttpLimits
-from toolpacks.mcp.http._run import serve_here
+from toolpacks.mcp.http._run import PortShare, serve_here
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -101,8 +104,21 @@ def _worker_logging(level: int | None, secrets: tuple[str, ...]) -> None:
     root.setLevel(level)
 
 
-def worker_main(spec: WorkerSpec, sock: socket.socket, pipe: Connection) -> None:
-    """One worker process: build the host and app, serve ``sock``, exit with the outcome."""
+def _own_socket(share: PortShare) -> socket.socket:
+    """This worker's listening socket on ``share``'s address; exit 1 when it cannot bind."""
+    try:
+        return share.listen()
+    except OSError as exc:
+        logger.error("toolpacks serve: this worker cannot listen on %s: %s", share.address, exc)
+        sys.exit(1)
+
+
+def worker_main(spec: WorkerSpec, where: socket.socket | PortShare, pipe: Connection) -> None:
+    """One worker process: build the host and app, serve ``where``, exit with the outcome.
+
+    ``where`` is the listening socket all workers share, or the address this worker listens
+    on with a socket of its own.
+    """
     if spec.metrics_dir is not None:  # before prometheus_client is imported: it reads it then
         from toolpacks.mcp.http._metrics import MULTIPROC_ENV
 
@@ -116,6 +132,7 @@ def worker_main(spec: WorkerSpec, sock: socket.socket, pipe: Connection) -> None
     except Exception:
         logger.exception("toolpacks serve: this worker cannot build the agents' toolsets")
         sys.exit(1)
+    sock = _own_socket(where) if isinstance(where, PortShare) else where
     server: list[Any] = []
 
     def started() -> None:

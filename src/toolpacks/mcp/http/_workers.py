@@ -1,9 +1,12 @@
-"""``serve_http``: the HTTP app on one process or on N worker processes sharing one socket.
+"""``serve_http``: the HTTP app on one process or on N worker processes on one address.
 
 Before anything is bound, the agents' toolsets are built once here, so an unknown agent, a
 pack that failed or an untrusted configuration stops the command before it listens. With one
-worker that app is served in this process. With more, this process binds the socket, starts
-the workers (``spawn``: each imports the packs and builds its own host), and supervises them:
+worker that app is served in this process. With more, this process binds the address, starts
+the workers (``spawn``: each builds its own host), says where it serves once every worker
+answers, and supervises them. On Linux each worker listens on a socket of its own
+(``SO_REUSEPORT``, see ``_run``), so new connections spread over the workers and a replacement
+takes its share; this process only holds the port. Elsewhere the workers share its socket.
 
 - a worker that dies after it started serving is replaced (the others keep answering): at
   once the first time, then after a delay that doubles with each quick death (up to
@@ -36,7 +39,14 @@ from toolpacks.exceptions import ConfigError
 from toolpacks.mcp.http._app import DEFAULT_MAX_BODY_BYTES
 from toolpacks.mcp.http._guard import check_token, is_loopback
 from toolpacks.mcp.http._limits import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS, HttpLimits
-from toolpacks.mcp.http._run import bound_url, grace_on_signal, listen, serve_here
+from toolpacks.mcp.http._run import (
+    PortShare,
+    bound_url,
+    grace_on_signal,
+    listen,
+    serve_here,
+    worker_listener,
+)
 from toolpacks.mcp.http._worker import READY, build_app, exit_abandoning, worker_main
 from toolpacks.mcp.http._worker import WorkerSpec as _Spec
 
@@ -161,13 +171,16 @@ def serve_http(
                 exit_abandoning(outcome)
             return 0
     # Each worker builds its own host; this one only proved that the agents can be built.
-    sock = listen(host, port)
-    _announce(announce, sock, served.agents, workers)
+    sock, where = worker_listener(host, port)
     metrics_dir = tempfile.mkdtemp(prefix="toolpacks-metrics-")
     try:
         with sock:
             return _Supervisor(
-                dataclasses.replace(spec, metrics_dir=metrics_dir), sock, workers
+                dataclasses.replace(spec, metrics_dir=metrics_dir),
+                sock,
+                workers,
+                share=where if isinstance(where, PortShare) else None,
+                on_ready=lambda: _announce(announce, sock, served.agents, workers),
             ).run()
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
@@ -223,12 +236,17 @@ class _Backoff:
         return float(min(self.cap, self.first * 2 ** (self.quick_deaths - 2)))
 
 
-WorkerTarget = Callable[["_Spec", socket.socket, "Connection"], None]
+WorkerTarget = Callable[["_Spec", "socket.socket | PortShare", "Connection"], None]
 """What a worker process runs: ``worker_main`` (tests give another)."""
 
 
 class _Supervisor:
-    """Starts the workers, replaces those that die, and stops them all on a signal."""
+    """Starts the workers, replaces those that die, and stops them all on a signal.
+
+    ``sock`` is the listening socket the workers share, or, with ``share``, the socket that
+    holds the port while each worker listens on ``share`` itself. ``on_ready`` is called once,
+    when every first worker has said it serves.
+    """
 
     def __init__(
         self,
@@ -238,9 +256,13 @@ class _Supervisor:
         *,
         target: WorkerTarget | None = None,
         backoff: Callable[[], _Backoff] = _Backoff,
+        share: PortShare | None = None,
+        on_ready: Callable[[], None] | None = None,
     ) -> None:
         self.spec = spec
         self.sock = sock
+        self.share = share
+        self.on_ready = on_ready
         self.count = count
         self.target = target or worker_main
         self.backoffs = [backoff() for _ in range(count)]
@@ -257,7 +279,7 @@ class _Supervisor:
         parent_end, child_end = self.context.Pipe()
         process = self.context.Process(
             target=self.target,
-            args=(self.spec, self.sock, child_end),
+            args=(self.spec, self.share or self.sock, child_end),
             name="toolpacks-serve-worker",
             daemon=False,
         )
@@ -322,6 +344,7 @@ class _Supervisor:
                     continue
                 if not worker.ready and _poll(worker.pipe):
                     worker.ready = True
+                    self._all_ready(workers, due)
                 if worker.process.is_alive() or self.signals:
                     continue
                 worker.process.join()
@@ -347,6 +370,12 @@ class _Supervisor:
                 else:
                     workers[slot] = self._start(slot)
         return True
+
+    def _all_ready(self, workers: list[_Worker], due: Mapping[int, object]) -> None:
+        """Call ``on_ready`` (once) when every worker serves."""
+        if self.on_ready is not None and not due and all(w.ready for w in workers):
+            on_ready, self.on_ready = self.on_ready, None
+            on_ready()
 
     def _forget(self, worker: _Worker) -> None:
         """Drop a dead worker's live gauges from the shared metrics."""
