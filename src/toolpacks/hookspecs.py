@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
     from toolpacks.core._result import ToolResult
     from toolpacks.core._tool import Tool
-    from toolpacks.host._search import SearchDocument
 
 __all__ = [
     "Decision",
@@ -164,15 +163,17 @@ class Ranker(Protocol):
     """Ranks a toolset's tools for ``Toolset.search``: what ``toolpacks_ranker`` returns."""
 
     def rank(
-        self, query: str, documents: Sequence[SearchDocument], limit: int
+        self, query: str, documents: Sequence[Any], limit: int
     ) -> Sequence[tuple[int, float]] | None:
         """The best ``limit`` documents for ``query``, best first, or None to decline.
 
         Args:
             query: The search text.
-            documents: One per tool (names, description, tags, parameters; ``.text`` joins
-                them). A toolset passes the same sequence object on every search, so a
-                ranker may cache what it computes from it (embeddings) keyed by it.
+            documents: One ``SearchDocument`` per tool: ``.exposed``, ``.qualified``,
+                ``.pack``, ``.description``, ``.tags``, ``.parameters`` (``(name,
+                description)`` pairs) and ``.text`` (all of them as one text). A toolset
+                passes the same sequence object on every search, so a ranker may cache what
+                it computes from it (embeddings) keyed by it.
             limit: How many results are wanted (at least 1).
 
         Returns:

@@ -34,7 +34,6 @@ from toolpacks.host._search_text import split_name, terms, tokenize
 if TYPE_CHECKING:
     from toolpacks.core._tool import Tool
     from toolpacks.hookspecs import Ranker
-    from toolpacks.host._toolset import ToolEntry
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
@@ -278,8 +277,8 @@ def _regex_score(search: Any, doc: SearchDocument) -> float:
     return 1.0 if any(search(d[:cut]) for _, d in doc.parameters) else 0.0
 
 
-def build_index(entries: Iterable[ToolEntry]) -> SearchIndex:
-    """The index of a toolset's entries, in the toolset's order.
+def build_index(entries: Iterable[Any]) -> SearchIndex:
+    """The index of a toolset's entries (``ToolEntry``), in the toolset's order.
 
     The cyclic garbage collector is paused meanwhile (as ``Toolset.definitions`` does): the
     index makes tens of thousands of lasting objects, and at 10^4 tools collections that
@@ -296,7 +295,7 @@ def build_index(entries: Iterable[ToolEntry]) -> SearchIndex:
 
 def run_search(
     index: SearchIndex,
-    entries: Mapping[str, ToolEntry],
+    entries: Mapping[str, Any],
     query: str,
     limit: int,
     mode: str,
