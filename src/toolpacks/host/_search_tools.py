@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolpacks.export._api import definition, parse_tool_calls, render_result
 from toolpacks.export._calls import ToolCall, as_list, as_mapping, plain
@@ -23,7 +23,34 @@ from toolpacks.export._deferred import Listed, meta_name, namespaces
 from toolpacks.export._formats import ExportFormat, check_format
 
 if TYPE_CHECKING:
-    from toolpacks.host._toolset import ToolEntry, Toolset  # the toolset answering searches
+    from toolpacks.core._result import ToolResult
+    from toolpacks.export._protocol import ExportableTool
+
+
+class ToolEntry(Protocol):
+    """What a search reads of a toolset's entry (``host._toolset.ToolEntry``)."""
+
+    @property
+    def exposed(self) -> str: ...
+    @property
+    def pack(self) -> str: ...
+    @property
+    def tool(self) -> ExportableTool: ...
+
+
+class Toolset(Protocol):
+    """What answering searches needs of a toolset (``host._toolset.Toolset``).
+
+    That module imports this one: a protocol here keeps the two out of an import cycle.
+    """
+
+    @property
+    def deferred(self) -> frozenset[str]: ...
+    def __len__(self) -> int: ...
+    def names(self) -> list[str]: ...
+    def entry(self, name: str) -> ToolEntry: ...
+    def search(self, query: str, *, limit: int = ..., mode: str = ...) -> list[Any]: ...
+    async def call_many(self, calls: Any) -> list[ToolResult]: ...
 
 __all__ = ["FoundResult", "execute", "find", "found_definitions", "search_arguments"]
 

@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from toolpacks import __version__
+from toolpacks._version import __version__
 from toolpacks.core._context import ToolContext
 from toolpacks.core._result import ToolResult
 from toolpacks.exceptions import ToolNotFoundError
