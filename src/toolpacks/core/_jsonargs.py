@@ -13,10 +13,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_core import from_json
+
+_jiter: Callable[..., Any] | None
+try:  # jiter (pydantic-core's JSON parser, as a package) finds duplicate keys as it parses
+    from jiter import from_json as _jiter
+except ImportError:  # pragma: no cover - installed with most model SDKs, not with pydantic
+    _jiter = None
 
 __all__ = [
     "ArgumentLimits",
@@ -269,20 +276,23 @@ _MISS = object()
 
 
 def _parse_fast(text: str, limits: ArgumentLimits) -> Any:
-    """Parse with pydantic-core's JSON parser and check the value; ``_MISS`` when in doubt.
+    """Parse with a JSON parser in Rust and check the value; ``_MISS`` when in doubt.
 
     Anything doubtful (a parse error, a possible duplicate key, a value the checks refuse) goes
     to the careful parser, which words the error message.
     """
     try:
-        value = from_json(text, allow_inf_nan=False)
-    except (ValueError, TypeError):  # TypeError: a str holding a lone surrogate
+        if _jiter is not None:
+            value = _jiter(text.encode(), allow_inf_nan=False, catch_duplicate_keys=True)
+        else:
+            value = from_json(text, allow_inf_nan=False)
+    except (ValueError, TypeError):  # a str holding a lone surrogate: either
         return _MISS
     try:
         keys = check_arguments(value, limits)
     except ArgumentsParseError:
         return _MISS
-    if keys and keys != text.count(":") and keys != len(_KEY_END.findall(text)):
+    if _jiter is None and keys and keys != text.count(":") and keys != len(_KEY_END.findall(text)):
         return _MISS
     return value
 
@@ -292,16 +302,22 @@ def quick_parse(text: str, limits: ArgumentLimits = DEFAULT_LIMITS) -> dict[str,
 
     The short path of a call. Checks the text: its length bounds the size; bracket counts
     bound the depth; ``NaN``/``Infinity`` literals and invalid Unicode are refused by the
-    parser; the number of keys kept equals the number of key endings (``"`` then ``:``),
-    so no key was repeated. The values' own checks (integer length, finite numbers) are
-    the caller's, as for a dict. Anything doubtful returns None, so that
-    ``parse_arguments`` can word the error.
+    parser, and so are duplicate keys (jiter's ``catch_duplicate_keys``; without jiter, the
+    number of keys kept must equal the number of key endings, ``"`` then ``:``). The values'
+    own checks (integer length, finite numbers) are the caller's, as for a dict. Anything
+    doubtful returns None, so that ``parse_arguments`` can word the error.
     """
     if len(text) > limits.max_bytes // 4:
         return None
     objects = text.count("{")
     if objects + text.count("[") > limits.max_depth:
         return None
+    if _jiter is not None:
+        try:
+            value = _jiter(text.encode(), allow_inf_nan=False, catch_duplicate_keys=True)
+        except ValueError:  # UnicodeEncodeError too: a str holding a lone surrogate
+            return None
+        return value if type(value) is dict else None
     try:
         value = from_json(text, allow_inf_nan=False)
     except (ValueError, TypeError):  # TypeError: a str holding a lone surrogate

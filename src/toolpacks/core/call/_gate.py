@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from toolpacks.core._context import CancelEvent, ToolContext
-from toolpacks.core._jsonargs import ArgumentsParseError, check_arguments, parse_arguments
+from toolpacks.core._jsonargs import (
+    ArgumentsParseError,
+    check_arguments,
+    parse_arguments,
+    quick_parse,
+)
 from toolpacks.core._kinds import KindError
 from toolpacks.core._result import ArgumentError, ToolResult, error_result
 from toolpacks.core.call._options import CallOptions
@@ -94,19 +99,31 @@ def prepare(
     """Parse, check and validate; return the keyword arguments and context, or an error result.
 
     ``plan`` is the tool's ``CallPlan`` (``plan_of(tool)``), built before the call reaches here.
+    A tool whose checks are compiled into a validator (``plan.gate``) is checked by it first;
+    what it refuses gets the checks below, which word the error (or accept a lax value).
     """
+    limits = options.limits
+    gate = plan.gate if limits is plan.gate_limits else plan.gate_for(limits)
+    if plan.fixed:
+        gate = None  # call-time overrides of fixed arguments are checked on their own
     # parse: JSON text under the caps, duplicate keys refused in the text
     checked = False
     if arguments is None:
         arguments = _EMPTY
     elif isinstance(arguments, str | bytes | bytearray):
-        try:
-            arguments = parse_arguments(arguments, options.limits)
-        except ArgumentsParseError as exc:
-            return invalid_arguments(
-                tool, [ArgumentError(exc.argument, str(exc))], call_id, started
-            )
-        checked = True
+        parsed = (
+            quick_parse(arguments, limits) if gate is not None and type(arguments) is str else None
+        )
+        if parsed is not None:
+            arguments = parsed  # its values are the gate's to check
+        else:
+            try:
+                arguments = parse_arguments(arguments, limits)
+            except ArgumentsParseError as exc:
+                return invalid_arguments(
+                    tool, [ArgumentError(exc.argument, str(exc))], call_id, started
+                )
+            checked = True
     if type(arguments) is not dict:
         if not isinstance(arguments, Mapping):
             return invalid_arguments(
@@ -120,6 +137,45 @@ def prepare(
                 started,
             )
         arguments = dict(arguments)
+    kwargs: dict[str, Any] | None = None
+    if gate is not None:
+        try:
+            kwargs = gate(arguments)
+        except ValueError:
+            kwargs = None
+    if kwargs is None:
+        checked_kwargs = _check_and_validate(
+            tool, plan, arguments, checked, options, call_id, started
+        )
+        if type(checked_kwargs) is not dict:
+            return checked_kwargs  # type: ignore[return-value]
+        kwargs = checked_kwargs
+    ctx = None
+    if plan.context_param is not None or options.hooks or tool.require_approval:
+        if context is None:
+            ctx = ToolContext(call_id=call_id, tool_name=tool.name)
+        else:
+            # Each call gets its own cancellation signal: a timeout of one call must not
+            # leave a context the application reuses marked as cancelled.
+            ctx = replace(context, call_id=call_id, tool_name=tool.name, cancel_event=CancelEvent())
+        if plan.context_param is not None:
+            kwargs[plan.context_param] = ctx
+    return kwargs, ctx
+
+
+def _check_and_validate(
+    tool: ToolDefinition,
+    plan: CallPlan,
+    arguments: dict[str, Any],
+    checked: bool,
+    options: CallOptions,
+    call_id: str,
+    started: float,
+) -> dict[str, Any] | ToolResult:
+    """The checks in Python, then validation: the keyword arguments, or an error result.
+
+    ``checked``: the caps were applied as the text was parsed.
+    """
     # check: the caps on parsed values, then booleans and numbers where the schema wants them
     if not checked:
         try:
@@ -151,7 +207,7 @@ def prepare(
             return invalid_arguments(
                 tool, [ArgumentError(exc.where, exc.message)], call_id, started
             )
-    # validate: the tool's own validator, then fixed arguments and the context to inject
+    # validate: the tool's own validator, then fixed arguments
     try:
         kwargs = plan.validate(arguments)
     except ValidationError as exc:
@@ -176,17 +232,7 @@ def prepare(
             if problems:
                 return invalid_arguments(tool, problems, call_id, started)
             kwargs.update(overrides)
-    ctx = None
-    if plan.context_param is not None or options.hooks or tool.require_approval:
-        if context is None:
-            ctx = ToolContext(call_id=call_id, tool_name=tool.name)
-        else:
-            # Each call gets its own cancellation signal: a timeout of one call must not
-            # leave a context the application reuses marked as cancelled.
-            ctx = replace(context, call_id=call_id, tool_name=tool.name, cancel_event=CancelEvent())
-        if plan.context_param is not None:
-            kwargs[plan.context_param] = ctx
-    return kwargs, ctx
+    return kwargs
 
 
 def public_arguments(plan: CallPlan, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -293,10 +293,14 @@ async def _fast_invoke(
         if parsed is None:
             return await invoke(tool, raw, context, options)
         arguments = parsed
-    # One pass over the values: the caps for scalars (the full walk for anything else) and,
-    # for a tool of scalar parameters, booleans and numbers where the schema wants them.
+    # Every check compiled into the validator (``_gate_compiled``): nothing to walk here.
+    # Else one pass over the values: the caps for scalars (the full walk for anything else)
+    # and, for a tool of scalar parameters, booleans and numbers where the schema wants them.
     # Keys need no look here: a closed tool's validator refuses any key it does not declare.
-    if not plan.inline_checks or len(arguments) > limits._quick_items:
+    validate = plan.gate if limits is plan.gate_limits else plan.gate_for(limits)
+    if validate is not None:
+        pass
+    elif not plan.inline_checks or len(arguments) > limits._quick_items:
         if not _passes(plan, arguments, limits):
             return await invoke(tool, raw, context, options)
     else:
@@ -330,7 +334,7 @@ async def _fast_invoke(
                 return await invoke(tool, raw, context, options)
             break
     try:
-        kwargs = plan.validate(arguments)
+        kwargs = (validate or plan.validate)(arguments)
     except ValueError:
         return await invoke(tool, raw, context, options)
     started = time.time()

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from toolpacks.core.define._schema import _is_context
 
 if TYPE_CHECKING:
+    from toolpacks.core._jsonargs import ArgumentLimits
+    from toolpacks.core.call._gate_compiled import CompiledGate
     from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = ["CallPlan", "before_first_plan", "plan_of"]
@@ -44,12 +46,15 @@ class CallPlan:
     """What a call of one tool needs, computed once, on its first call."""
 
     __slots__ = (
+        "_compiled",
         "bool_params",
         "closed",
         "context_param",
         "fast",
         "fixed",
         "fixed_calls",
+        "gate",
+        "gate_limits",
         "inline_checks",
         "kinds",
         "number_params",
@@ -64,6 +69,7 @@ class CallPlan:
     def __init__(self, tool: ToolDefinition) -> None:
         if _first_plan_hooks:
             _run_first_plan_hooks()
+        from toolpacks.core._jsonargs import DEFAULT_LIMITS
         from toolpacks.core._kinds import compile_kind_checks, flat_kinds
         from toolpacks.core.call import _watchdog
 
@@ -131,6 +137,30 @@ class CallPlan:
             from toolpacks.core.call._schema_validator import schema_validator
 
             self.validate = schema_validator(schema, tool.extra_args, tool.strict)
+        # Every gate check compiled into a second validator, for the arguments it can bound
+        # (``_gate_compiled``); valid for calls whose limits are ``gate_limits``.
+        self._compiled = _compile_gate(tool)
+        self.gate = self._compiled.validate if self._compiled is not None else None
+        self.gate_limits = DEFAULT_LIMITS
+
+    def gate_for(self, limits: ArgumentLimits) -> Callable[[Any], dict[str, Any]] | None:
+        """The compiled gate if it holds under ``limits`` (kept as ``gate_limits``), else None."""
+        if limits is self.gate_limits:
+            return self.gate
+        if self._compiled is None or not self._compiled.fits(limits):
+            return None
+        self.gate_limits = limits
+        return self.gate
+
+
+def _compile_gate(tool: ToolDefinition) -> CompiledGate | None:
+    sig = tool.signature
+    if sig is None or tool.strict or sig.arguments_core is None:
+        return None  # strict tools validate JSON text, which this validator does not
+    from toolpacks.core._jsonargs import DEFAULT_LIMITS
+    from toolpacks.core.call._gate_compiled import compile_gate
+
+    return compile_gate(sig.arguments_core, DEFAULT_LIMITS)
 
 
 def _closed_nested(

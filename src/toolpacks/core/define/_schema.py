@@ -78,6 +78,9 @@ class Signature:
     """The docstring without its parameter section."""
     skips_first: bool
     """Whether the first parameter is ``self``/``cls`` (a method defined in a class body)."""
+    arguments_core: Any = None
+    """The core schema ``validator`` was built from (the gate compiles its checks into a
+    second validator of it on the first call, ``core.call._gate_compiled``)."""
 
     @property
     def adapter(self) -> SchemaValidator:
@@ -308,6 +311,7 @@ def analyze(
         param_descriptions=descriptions,
         description=doc.description,
         skips_first=skips_first,
+        arguments_core=core,
     )
 
 
