@@ -83,8 +83,12 @@ def test_invoke_sync_inside_a_running_event_loop() -> None:
 
 
 def test_sync_tool_still_runs_in_a_worker_thread() -> None:
-    """A sync tool runs neither in the caller's thread nor on the loop thread."""
-    seen = Toolset([where]).call_sync("where").value["thread"]
+    """A sync tool whose call has async needs runs neither in the caller's thread nor on the loop.
+
+    Here the need is an ``authorize`` hook; a plain call runs on the caller's thread
+    (``tests/integrations/test_adapter_paths.py``).
+    """
+    seen = Toolset([where], authorizers=[lambda **_: None]).call_sync("where").value["thread"]
     assert seen not in (threading.current_thread().name, LOOP_THREAD)
 
 

@@ -81,11 +81,16 @@ class Tool(ToolDefinition):
 
         The call runs on toolpacks' private event loop thread while this thread waits, so
         hooks, approvals, locks and timeouts behave as in ``await t.invoke(...)``, and a
-        sync tool still runs in a worker thread. Interrupting the wait cancels the call.
+        sync tool still runs in a worker thread. Interrupting the wait cancels the call. A
+        plain sync tool without timeout, lock or hooks runs on this thread instead, with the
+        same result (``core.call._sync``).
         """
-        from toolpacks.core.call._sync import run_sync  # loaded by the first synchronous call
+        from toolpacks.core.call import _sync  # loaded by the first synchronous call
 
-        return run_sync(self.invoke(arguments, context, options=options))
+        coro = self.invoke(arguments, context, options=options)
+        if _sync.runs_here(self, options):
+            return _sync.run_here(coro)
+        return _sync.run_sync(coro)
 
     def stream(
         self,

@@ -314,11 +314,23 @@ class Toolset:
 
         The call runs on toolpacks' private event loop thread while this thread waits, so
         permissions, approvals, hooks, locks and timeouts behave as in ``await call(...)``.
-        Interrupting the wait cancels the call.
+        Interrupting the wait cancels the call. A call with no async needs (a plain sync tool
+        without timeout, lock or hooks; no ``authorize`` hook, approval or tracer) runs on
+        this thread instead, with the same result (``core.call._sync``).
         """
-        from toolpacks.core.call._sync import run_sync  # loaded by the first synchronous call
+        from toolpacks.core.call import _sync  # loaded by the first synchronous call
 
-        return run_sync(self.call(name, arguments, context, call_id=call_id))
+        coro = self.call(name, arguments, context, call_id=call_id)
+        entry = self._entries.get(name) or self._by_qualified.get(name)
+        if (
+            entry is not None
+            and self.tracer is None
+            and not self.authorizers
+            and not entry.require_approval
+            and _sync.runs_here(entry.tool, entry.options)
+        ):
+            return _sync.run_here(coro)
+        return _sync.run_sync(coro)
 
     def _undefer(self, entry: ToolEntry) -> Tool:
         """The real tool behind a placeholder listed from a manifest; kept in its place.

@@ -14,7 +14,11 @@ A small, stable helper for the modules of ``toolpacks.integrations`` (private to
   (openai-agents' ``needs_approval``, LangChain's human-in-the-loop middleware); ``call``
   then replays the hooks' answer (``answer=``) rather than asking them twice;
 - ``model_value(result, toolset, name)`` is the value a framework that takes structured tool
-  output should get: ``ToolResult.value``, or the capped text when the value is too long.
+  output should get: ``ToolResult.value``, or the capped text when the value is too long;
+- ``plain_entry(toolset, name)`` and ``plain_result(result, entry, name, call_id)`` let
+  an adapter skip ``Toolset.call`` for a call that needs nothing of it but the run (no
+  tracer, no ``authorize`` hook, no approval, no agent restriction, not deferred): the same
+  run and the same result, without the steps that would do nothing.
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
 from toolpacks.core._context import ToolContext
+from toolpacks.core._hooks import EMPTY_HOOKS
 from toolpacks.core._result import ToolResult
+from toolpacks.core.call._plan import plan_of
 from toolpacks.exceptions import ToolNotFoundError
 from toolpacks.host._approval import ApprovalRequest, Approver
-from toolpacks.host._toolset import Toolset
+from toolpacks.host._toolset import ToolEntry, Toolset, _renamed_error
 
 __all__ = [
     "Outcome",
@@ -39,6 +45,8 @@ __all__ = [
     "framework_missing",
     "may_ask",
     "model_value",
+    "plain_entry",
+    "plain_result",
     "probe",
 ]
 
@@ -234,6 +242,55 @@ class Verdicts:
     def pop(self, call_id: str) -> Verdict | None:
         """The verdict kept for ``call_id``, forgotten now (the call runs)."""
         return self._verdicts.pop(call_id, None)
+
+
+def plain_entry(toolset: Toolset, name: str) -> tuple[ToolEntry, bool] | None:
+    """The entry of ``name`` when ``Toolset.call`` would do nothing for it but run the tool.
+
+    That is: the toolset has no tracer and no ``authorize`` hooks, and the tool needs no
+    approval, is open to every agent and is not a placeholder still to be imported. None
+    otherwise (or for an unknown name): the call must take ``Toolset.call``. Read on every
+    call, so a hook or tracer added later is never skipped.
+
+    With the entry comes whether the call takes the core's short path, which reads nothing
+    of the call's context but its id (the tool has a plan without a context parameter, lock,
+    timeout or secrets, and no hooks apply): such a call can be given no context at all, and
+    its id put on the result after (``plain_result``). Making a ``ToolContext`` would be
+    half of such a call's time.
+    """
+    if toolset.tracer is not None or toolset.authorizers:
+        return None
+    entry = toolset._entries.get(name) or toolset._by_qualified.get(name)
+    if entry is None or entry.require_approval:
+        return None
+    tool = entry.tool
+    if tool.allowed_agents is not None or tool.deferred:
+        return None
+    plan, options, hooks = tool._plan or plan_of(tool), entry.options, tool.hooks
+    short = (
+        plan.fast
+        and options.hooks is EMPTY_HOOKS
+        and options.extra_args is None
+        and not (hooks.before or hooks.after or hooks.error or hooks.on_yield)
+    )
+    return entry, short
+
+
+def plain_result(
+    result: ToolResult, entry: ToolEntry, name: str, call_id: str | None
+) -> ToolResult:
+    """``result`` of a call made without ``Toolset.call``, as ``Toolset.call`` returns it.
+
+    It carries the framework's call id (when the call had no context) and names the tool as
+    the model called it.
+    """
+    if call_id:
+        result.call_id = call_id
+    if result.tool_name != name:
+        result.tool_name = name
+        if result.error is not None:
+            result = _renamed_error(result, entry.tool.name, name)
+    return result
 
 
 def may_ask(toolset: Toolset, name: str) -> bool:

@@ -22,12 +22,20 @@ Requires the ``pydantic-ai`` extra: ``pip install 'toolpacks[pydantic-ai]'``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from pydantic_core import from_json
 
+from toolpacks.core._jsonargs import DEFAULT_LIMITS, ArgumentLimits, quick_parse
+from toolpacks.core._result import ToolResult
 from toolpacks.host._toolset import Toolset
-from toolpacks.integrations._common import call, framework_missing, model_value
+from toolpacks.integrations._common import (
+    call,
+    framework_missing,
+    model_value,
+    plain_entry,
+    plain_result,
+)
 
 try:
     from pydantic_ai import RunContext
@@ -66,20 +74,33 @@ def _parse(sent: str | bytes | bytearray, allow_partial: Partial = False) -> dic
 
 
 class _ArgumentsValidator:
-    """pydantic-ai's ``args_validator`` slot: parses, and leaves validation to toolpacks."""
+    """pydantic-ai's ``args_validator`` slot: parses, and leaves validation to toolpacks.
+
+    Text that passes toolpacks' checks of text at once (``quick_parse``: size, depth,
+    duplicate keys, non-finite literals, under the tool's own limits) is parsed once, here,
+    and the plain dict stands for it from then on: its values get the checks every dict gets.
+    Any other text is kept beside what it parses to (``_SentArguments``), so that toolpacks'
+    gate words the refusal from the text itself.
+    """
+
+    __slots__ = ("limits",)
+
+    def __init__(self, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
 
     def validate_json(
         self, input: str | bytes | bytearray, *, allow_partial: Partial = False, **kwargs: Any
     ) -> Any:
+        if type(input) is str and not allow_partial:
+            checked = quick_parse(input, self.limits)
+            if checked is not None:
+                return checked
         arguments = _SentArguments(_parse(input, allow_partial))
         arguments.sent = input
         return arguments
 
     def validate_python(self, input: Any, *, allow_partial: Partial = False, **kwargs: Any) -> Any:
         return input  # pydantic-ai's own parse of the model's arguments: toolpacks checks it
-
-
-_VALIDATOR = _ArgumentsValidator()
 
 
 def _arguments(tool_args: Mapping[str, Any]) -> Mapping[str, Any] | str | bytes:
@@ -120,6 +141,7 @@ class ToolpacksToolset(AbstractToolset[Any]):
         """Retries after invalid arguments (None: the agent's setting)."""
         self._id = id
         self._definitions: list[ToolDefinition] | None = None
+        self._validators: dict[str, _ArgumentsValidator] = {}
 
     @property
     def id(self) -> str | None:
@@ -156,19 +178,22 @@ class ToolpacksToolset(AbstractToolset[Any]):
                 )
                 for entry, spec in zip(entries, neutral, strict=True)
             ]
+            self._validators = {e.exposed: _ArgumentsValidator(e.options.limits) for e in entries}
         return self._definitions
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         """The tools, as pydantic-ai lists them for a run step."""
         retries = self.max_retries if self.max_retries is not None else ctx.max_retries
+        definitions = self.tool_definitions()
+        validators = self._validators
         return {
             definition.name: ToolsetTool(
                 toolset=self,
                 tool_def=definition,
                 max_retries=retries,
-                args_validator=_VALIDATOR,
+                args_validator=validators[definition.name],
             )
-            for definition in self.tool_definitions()
+            for definition in definitions
         }
 
     async def call_tool(
@@ -182,11 +207,21 @@ class ToolpacksToolset(AbstractToolset[Any]):
             ApprovalRequired: The call needs approval, the toolset has no handler, and the
                 application has not approved it yet.
         """
+        toolset, call_id = self.toolset, ctx.tool_call_id
+        arguments = tool_args if type(tool_args) is not _SentArguments else _arguments(tool_args)
+        plain = plain_entry(toolset, name)
+        if plain is not None:  # nothing to authorize or approve: the run alone
+            entry, short = plain
+            context = None if short else toolset._context(None, call_id)
+            result = await entry.tool.invoke(arguments, context, options=entry.options)
+            if result.error is None:
+                return model_value(result, toolset, name)
+            self._failed(plain_result(result, entry, name, context.call_id if context else call_id))
         outcome = await call(
-            self.toolset,
+            toolset,
             name,
-            _arguments(tool_args),
-            call_id=ctx.tool_call_id,
+            arguments,
+            call_id=call_id,
             approved=ctx.tool_call_approved,
         )
         if outcome.approval is not None:
@@ -200,10 +235,16 @@ class ToolpacksToolset(AbstractToolset[Any]):
             )
         result = outcome.result
         if result.error is not None:
-            if result.error.kind in _RETRY_KINDS:
-                raise ModelRetry(result.content)
-            raise ToolFailed(result.content)
-        return model_value(result, self.toolset, name)
+            self._failed(result)
+        return model_value(result, toolset, name)
+
+    @staticmethod
+    def _failed(result: ToolResult) -> NoReturn:
+        """Raise the failed call's error in pydantic-ai's idiom (retry when fixable)."""
+        assert result.error is not None
+        if result.error.kind in _RETRY_KINDS:
+            raise ModelRetry(result.content)
+        raise ToolFailed(result.content)
 
 
 def as_toolset(

@@ -2,7 +2,10 @@
 
 A sync tool runs in a thread of its pack's pool (``_threads``), or in a thread of its own
 when it has a timeout; either way what it raises comes back as a value and is raised again
-here, so every exception kind reaches the caller as an ordinary exception.
+here, so every exception kind reaches the caller as an ordinary exception. The one exception
+to the pool is a call a synchronous caller drives on its own thread (``_sync.run_here``,
+which decides when that may happen): ``here`` marks that thread for the call, and the tool
+then runs right there, on the thread that is blocked waiting for it anyway.
 
 ``asyncio`` (with ``ssl``, ``socket`` and ``subprocess``, about 20 ms) is imported when a tool
 first runs, not when one is defined: ``asyncio`` here is a stand-in that imports the module on
@@ -40,10 +43,21 @@ __all__ = [
     "error_hooks",
     "get_running_loop",
     "guarded",
+    "here",
     "next_call_id",
 ]
 
 call_ids = itertools.count(1)
+
+
+class _Here(threading.local):
+    """Per thread: whether the call being driven on this thread runs its sync tool here."""
+
+    active = False
+
+
+here = _Here()
+"""Set by ``_sync.run_here`` for the one call it drives; the first sync tool run takes it."""
 
 
 class _Asyncio:
@@ -137,6 +151,9 @@ async def call_fn(tool: ToolDefinition, kwargs: dict[str, Any], ctx: ToolContext
     if kind == "function":
         if tool.timeout is not None:
             return await _run_sync_thread(tool, kwargs, ctx)
+        if here.active:  # a synchronous caller drives this call on its own thread
+            here.active = False  # this call only: a call the tool makes goes its own way
+            return unwrap(capture(tool.fn, **kwargs))
         # In a thread of the tool's pack, whatever it raises handed back as a value.
         cv = contextvars.copy_context()
         run = functools.partial(capture, cv.run, tool.fn, **kwargs)

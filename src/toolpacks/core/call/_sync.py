@@ -14,6 +14,35 @@ is spared it). If the waiting thread is interrupted (Ctrl-C), the call is cancel
 interruption propagates. A call made on the loop thread itself (an async tool or hook that
 calls ``call_sync``) cannot wait for that loop, so it runs on a loop of its own in a new
 thread instead.
+
+**Calls run on the calling thread.** A call with no async needs runs entirely on the thread
+that made it (``runs_here``, then ``run_here``): no loop, no thread hop, a few microseconds
+instead of a few hundred. That is a call of a plain sync tool (not a generator) with no
+``timeout``, no ``lock``, no hooks (the tool's or the host's), and, through a toolset, no
+``authorize`` hook, no approval, no tracer, not a placeholder still to import. Its coroutine
+is driven here without an event loop and never suspends: every step of it is synchronous, and
+the tool's function is called in place of being sent to its pack's pool (``_run.here``).
+
+Why that is fair to everyone: a synchronous caller blocks its own thread until the call is
+over whatever happens, so running the tool on that thread costs no other caller anything. The
+pack pools (``_threads``) bound the threads a pack's tools take from a *shared* event loop;
+an inline call takes no thread from anyone (it brings its own) and none from the pool, so the
+pack's bound still holds for every call made through a loop. Calls still count in
+``_threads.busy()``.
+
+How the rest still holds:
+
+- a tool with a ``timeout`` never runs here: it runs in a thread of its own under the loop's
+  timer, so the caller gets the timeout result on time even when the function never returns
+  (only a separate thread can be abandoned);
+- a ``lock`` is an ``asyncio`` lock shared by every caller of the loop thread, and hooks,
+  ``authorize`` hooks, approval handlers and tracers may await: each of these sends the call to
+  the loop thread as before;
+- Ctrl-C: a SIGINT handler runs on the main thread only, so an inline call on another thread
+  never sees one. On the main thread the call runs with a handler that notes a real SIGINT
+  before passing it on: the interruption reaches the caller as ``KeyboardInterrupt`` even when
+  it struck inside the tool's function (whose exceptions otherwise become error results),
+  while a ``KeyboardInterrupt`` the tool raised itself stays its failure, as on the loop.
 """
 
 from __future__ import annotations
@@ -26,9 +55,24 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    import asyncio
+    import signal
+else:
+    try:  # the C module under ``signal``: its calls without the enum wrapping (2-4 us each)
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
-__all__ = ["run_sync"]
+from toolpacks.core._hooks import EMPTY_HOOKS
+from toolpacks.core.call._run import here
+
+if TYPE_CHECKING:
+    import asyncio
+    from types import FrameType
+
+    from toolpacks.core.call._options import CallOptions
+    from toolpacks.core.define._definition import ToolDefinition
+
+__all__ = ["run_here", "run_sync", "runs_here"]
 
 T = TypeVar("T")
 
@@ -206,3 +250,79 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if threading.get_ident() == _runner.thread_id:
         return _run_in_new_thread(coro)
     return _runner.run(coro)
+
+
+def runs_here(tool: ToolDefinition, options: CallOptions | None) -> bool:
+    """Whether a synchronous call of ``tool`` may run on the calling thread (``run_here``).
+
+    True for a plain sync function with no timeout, no lock and no hooks (its own or
+    ``options``'); a toolset adds its own conditions (no ``authorize`` hook, approval or
+    tracer). See the module's docstring for why, and how timeouts and Ctrl-C still hold.
+    """
+    if tool.deferred or tool.kind != "function":
+        return False
+    if tool.timeout is not None or tool.lock is not None:
+        return False
+    hooks = tool.hooks
+    if hooks.before or hooks.after or hooks.error or hooks.on_yield:
+        return False
+    return options is None or options.hooks is EMPTY_HOOKS or not options.hooks
+
+
+class _Interrupts:
+    """A SIGINT that arrives while a call runs on the main thread, noted as it passes.
+
+    The handler in place is called as before; what it raises (``KeyboardInterrupt`` for
+    Python's own) is kept, so that it reaches the caller even when the tool's function was
+    running, where an exception would otherwise become the call's error result.
+    """
+
+    __slots__ = ("previous", "raised")
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+        self.raised: BaseException | None = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> Any:
+        try:
+            return self.previous(signum, frame)
+        except BaseException as exc:
+            self.raised = exc
+            raise
+
+
+def _drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro``, which never suspends, to its end on this thread; its sync tool here."""
+    here.active = True
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        here.active = False
+    coro.close()  # it waited for something: ``runs_here`` let through a call it should not
+    raise RuntimeError("toolpacks: a call run on the calling thread tried to suspend")
+
+
+def run_here(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a call ``runs_here`` accepted to completion on this thread and return its result.
+
+    Runs in a copy of the caller's ``contextvars`` context, as ``run_sync`` does. On the main
+    thread, a real Ctrl-C during the call is raised to the caller (see the module).
+    """
+    context = contextvars.copy_context()
+    if threading.get_ident() != threading.main_thread().ident:
+        return context.run(_drive, coro)
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # ignored, or the default action: no KeyboardInterrupt comes
+        return context.run(_drive, coro)
+    noted = _Interrupts(previous)
+    signal.signal(signal.SIGINT, noted)
+    try:
+        value = context.run(_drive, coro)
+    finally:
+        if signal.getsignal(signal.SIGINT) is noted:  # the tool may have set its own
+            signal.signal(signal.SIGINT, previous)
+    if noted.raised is not None:
+        raise noted.raised
+    return value
