@@ -229,7 +229,18 @@ def cli(tmp_path: Path, site: Site) -> Cli:
     return Cli(tmp_path, site)
 
 
-@pytest.fixture(params=PLACES)
+CONFIGURED = ("implicit", "explicit")
+"""The places that hold a configuration: tests marked ``configured`` run in these only."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run ``place`` tests in every place, or, marked ``configured``, where a file is."""
+    if "place" in metafunc.fixturenames:
+        configured = metafunc.definition.get_closest_marker("configured") is not None
+        metafunc.parametrize("place", CONFIGURED if configured else PLACES, indirect=True)
+
+
+@pytest.fixture
 def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     """Each kind of working directory in turn (see ``Place``)."""
     return Place(str(request.param), tmp_path)

@@ -101,11 +101,10 @@ def test_a_clash_without_an_agent_says_what_to_do(cli: Any, place: Any, argv: li
     assert "PACK.TOOL" in done.stderr if argv[0] == "call" else "AGENT" in done.stderr
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clashing")
 def test_an_agent_without_the_clash_calls_by_exposed_name(cli: Any, place: Any) -> None:
     """Through an agent whose packs do not clash, the exposed name works."""
-    if place.kind == "none":
-        pytest.skip("needs a configuration")
     place.configure(AGENTS)
     done = cli.run(
         *place.argv("call", "convert_time", "--agent", "a", "--args", '{"time": "8"}'),
@@ -152,11 +151,10 @@ def test_approve_approves(cli: Any, place: Any, tmp_path: Path) -> None:
     assert done.stdout.strip() == f"wiped {target}"
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("guard")
 def test_an_agents_approval_list_applies(cli: Any, place: Any) -> None:
     """``require_approval`` in an agent's table: refused without --approve, run with it."""
-    if place.kind == "none":
-        pytest.skip("needs a configuration")
     place.configure(AGENTS)
     refused = cli.run(*place.argv("call", "now", "--agent", "keeper"), cwd=place.cwd, input="")
     assert refused.returncode == 1

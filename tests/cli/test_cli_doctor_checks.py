@@ -33,8 +33,6 @@ def clock(site: Any, clock_source: str) -> None:
 
 def doctor(cli: Any, place: Any, config: str) -> tuple[int, dict[str, Any], str]:
     """Configure, run ``doctor --json``; the status, the report and stderr."""
-    if place.kind == "none":
-        pytest.skip("an agent needs a configuration")
     place.configure(config)
     done = cli.run(*place.argv("doctor", "--json"), cwd=place.cwd)
     assert "Traceback" not in done.stderr
@@ -45,6 +43,7 @@ def messages(report: dict[str, Any], level: str, topic: str) -> list[str]:
     return [f["message"] for f in report["findings"] if (f["level"], f["topic"]) == (level, topic)]
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_a_tag_typo_is_an_error(cli: Any, place: Any) -> None:
     """``include_tags = ["raed"]``: the toolset is refused, with a did-you-mean, said once."""
@@ -59,6 +58,7 @@ def test_a_tag_typo_is_an_error(cli: Any, place: Any) -> None:
     assert messages(report, "warning", "agent a") == []
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_filters_that_match_nothing_are_warnings(cli: Any, site: Any, place: Any) -> None:
     """An exclude of a tool the agent never has: a warning, exit 0."""
@@ -73,6 +73,7 @@ def test_filters_that_match_nothing_are_warnings(cli: Any, site: Any, place: Any
     assert any("exclude entry 'other.peek' matches no tool" in m for m in found)
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_an_unknown_pack_gets_a_suggestion_not_a_typosquat_warning(cli: Any, place: Any) -> None:
     """``packs = ["clokc"]`` is the user's typo: did you mean 'clock'? (not blamed on clock)."""
@@ -84,6 +85,7 @@ def test_an_unknown_pack_gets_a_suggestion_not_a_typosquat_warning(cli: Any, pla
     assert not any("typosquat" in f["message"] for f in report["findings"])
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_an_unknown_key_gets_a_suggestion(cli: Any, place: Any) -> None:
     """A misspelt key is a configuration error with the key it probably meant."""
@@ -94,6 +96,7 @@ def test_an_unknown_key_gets_a_suggestion(cli: Any, place: Any) -> None:
     assert "agents.a.exclude_tag: did you mean 'exclude_tags'" in error
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_a_tool_allowed_to_an_unknown_agent_gets_a_suggestion(
     cli: Any, site: Any, place: Any
@@ -107,11 +110,10 @@ def test_a_tool_allowed_to_an_unknown_agent_gets_a_suggestion(
     assert "did you mean 'researcher'?" in warning
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_the_human_report_shows_suggestions(cli: Any, place: Any) -> None:
     """Without --json: one line per finding, and "problems found"."""
-    if place.kind == "none":
-        pytest.skip("an agent needs a configuration")
     place.configure('[agents.a]\npacks = ["clock"]\ninclude_tags = ["tiem"]\n')
     done = cli.run(*place.argv("doctor"), cwd=place.cwd)
     assert done.returncode == 1
@@ -148,11 +150,10 @@ def two_clocks(site: Any, clock_source: str) -> None:
     site.pack("clock2", clock_source)
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("two_clocks")
 def test_a_resolved_conflict_is_quiet_unless_verbose(cli: Any, place: Any) -> None:
     """``on_conflict = "first"`` picks a winner silently; ``--verbose`` says which."""
-    if place.kind == "none":
-        pytest.skip("an agent needs a configuration")
     place.configure(FIRST)
     for argv in (["toolset", "a"], ["call", "now", "--agent", "a"]):
         quiet = cli.run(*place.argv(*argv), cwd=place.cwd)
@@ -166,11 +167,10 @@ def test_a_resolved_conflict_is_quiet_unless_verbose(cli: Any, place: Any) -> No
             assert "kept clock.now" in line
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("two_clocks")
 def test_doctor_reports_a_resolved_conflict(cli: Any, place: Any) -> None:
     """``doctor`` lists the conflict a policy resolved, as a note (exit 0)."""
-    if place.kind == "none":
-        pytest.skip("an agent needs a configuration")
     place.configure(FIRST)
     done = cli.run(*place.argv("doctor"), cwd=place.cwd)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -91,11 +91,10 @@ def test_an_agent_whose_pack_failed_fails(cli: Any, site: Any, place: Any) -> No
     assert not failed_lines(done.stderr), done.stderr  # the error gives the cause, alone
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_optional_packs_may_fail(cli: Any, site: Any, place: Any) -> None:
     """``optional_packs`` lets an agent do without a pack that failed (one warning)."""
-    if place.kind == "none":
-        pytest.skip("an agent needs a configuration")
     site.pack("broken", BROKEN)
     place.configure('[agents.a]\npacks = ["clock"]\noptional_packs = ["broken"]\n')
     done = cli.run(*place.argv("toolset", "a"), cwd=place.cwd)
@@ -155,14 +154,13 @@ expose_errors = true
 """
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 @pytest.mark.parametrize("argv", [["toolset", "a"], ["call", "clock.now"], ["toolset"]])
 def test_an_untrusted_configuration_that_grants_capability_is_refused(
     cli: Any, place: Any, argv: list[str]
 ) -> None:
     """Found in the directory, ``[settings]`` needs ``toolpacks trust``; passed, it is trusted."""
-    if place.kind == "none":
-        pytest.skip("needs a configuration")
     place.configure(CAPABILITY)
     done = cli.run(*place.argv(*argv), cwd=place.cwd)
     if place.kind == "explicit":
@@ -180,11 +178,10 @@ def test_an_untrusted_configuration_that_grants_capability_is_refused(
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.configured
 @pytest.mark.usefixtures("clock")
 def test_an_untrusted_configuration_may_select_packs(cli: Any, place: Any) -> None:
     """Agents, ``packs.disabled`` and ``packs.priority`` need no trust."""
-    if place.kind == "none":
-        pytest.skip("needs a configuration")
     place.configure('[packs]\ndisabled = ["other"]\n' + RESEARCHER)
     done = cli.run(*place.argv("toolset", "researcher"), cwd=place.cwd)
     assert done.returncode == 0, done.stderr
@@ -260,10 +257,9 @@ def test_every_error_reads_toolpacks_error(
     assert expected in cli.error_line(done.stderr)
 
 
+@pytest.mark.configured
 def test_an_unknown_key_gets_a_suggestion(cli: Any, place: Any) -> None:
     """An unknown configuration key is one error line, then a did-you-mean hint."""
-    if place.kind == "none":
-        pytest.skip("needs a configuration")
     place.configure('[agents.a]\ninclude_tag = ["read"]\n')
     done = cli.run(*place.argv("toolset", "a"), cwd=place.cwd)
     assert done.returncode == 2
