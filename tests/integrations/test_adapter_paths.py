@@ -146,7 +146,6 @@ def test_the_calling_thread_runs_only_its_own_call() -> None:
 
 def test_llm_adapter_runs_a_sync_tool_on_the_calling_thread() -> None:
     """The llm adapter (llm calls tools from sync code): no thread hop for a sync tool."""
-    pytest.importorskip("llm")
     import json
 
     from toolpacks.integrations.llm import as_tools
@@ -205,7 +204,6 @@ def test_a_keyboard_interrupt_the_tool_raises_itself_is_its_failure() -> None:
 
 
 def _pydantic(toolset: Toolset) -> tuple[Any, Any]:
-    pytest.importorskip("pydantic_ai")
     from pydantic_ai import RunContext
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.usage import RunUsage
