@@ -10,8 +10,9 @@ goes on; ``tools/call`` arguments that repeat a key get a tool error result. At 
 or on SIGTERM or SIGINT, no new request is read and the calls in flight get a grace period
 (2 s after end of input, 10 s after a signal; ``TOOLPACKS_SERVE_GRACE`` seconds when set).
 ``serve`` and ``serve_stdio`` then return, leaving a stuck sync tool's thread running;
-``toolpacks serve`` exits non-zero at once in that case. The MCP SDK is the optional extra
-``toolpacks[mcp]``; it is imported when a server is built, not when this module is.
+``toolpacks serve`` exits non-zero at once in that case. Over stdio the MCP SDK is
+not used (nor imported); ``build_server`` and the HTTP app need it (the optional extra
+``toolpacks[mcp]``), imported when one is built, not when this module is.
 
 Over streamable HTTP, ``http_app`` gives an ASGI app serving one or more agents (each at
 ``/agents/NAME/mcp``, and at ``/mcp`` when there is one; ``/healthz`` and ``/metrics`` beside
@@ -24,8 +25,25 @@ Tools *of* remote MCP servers (``[mcp_servers.NAME]`` in the configuration) are 
 source, not part of this module.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from toolpacks.mcp._server import build_server, serve, serve_agent, serve_stdio
-from toolpacks.mcp.http._app import http_app
-from toolpacks.mcp.http._workers import serve_http
+
+if TYPE_CHECKING:
+    from toolpacks.mcp.http._app import http_app
+    from toolpacks.mcp.http._workers import serve_http
 
 __all__ = ["build_server", "http_app", "serve", "serve_agent", "serve_http", "serve_stdio"]
+
+
+def __getattr__(name: str) -> Any:
+    """``http_app`` and ``serve_http``, imported when first used (a stdio server needs neither)."""
+    if name == "http_app":
+        from toolpacks.mcp.http._app import http_app
+
+        return http_app
+    if name == "serve_http":
+        from toolpacks.mcp.http._workers import serve_http
+
+        return serve_http
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

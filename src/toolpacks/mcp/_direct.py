@@ -67,7 +67,10 @@ def policy_toolset(
 
 
 def dump(value: Any) -> bytes:
-    """Compact JSON text of ``value``; text that is not valid Unicode is escaped, not refused."""
+    """Compact JSON text of ``value``; text that is not valid Unicode is escaped, not refused.
+
+    (As the SDK's HTTP transport sends it: ``json.dumps`` escapes a lone surrogate.)
+    """
     try:
         return to_json(value)
     except ValueError:  # a lone surrogate in some text: json escapes it as \\udXXX
@@ -133,16 +136,14 @@ class ToolAnswers:
         return f"Unknown tool: {name}. Available tools: {available}."
 
     def duplicate_key(self, name: str, key: str) -> dict[str, Any]:
-        """The error result of a ``tools/call`` of ``name`` whose arguments repeat ``key``.
+        """The answer to a ``tools/call`` of ``name`` whose arguments repeat ``key``.
 
         The transport sees duplicate keys in the received text (a parsed dict cannot show
-        them) and answers with this instead of calling the tool, in the gate's wording.
-
-        Raises:
-            UnknownTool: ``name`` is not exposed.
+        them) and answers with this instead of calling the tool, in the gate's wording: an
+        error result, or the -32602 error (``code`` and ``message``) when ``name`` is unknown.
         """
         if name not in self.names:
-            raise UnknownTool(self.unknown(name))
+            return {"code": INVALID_PARAMS, "message": self.unknown(name)}
         detail = ArgumentError("", f"duplicate key {key!r} in arguments; send each key once")
         refused = invalid_arguments(self.toolset.entry(name).tool, [detail], "", 0.0)
         # Named as the client called it, as ``Toolset.call`` names its errors.

@@ -1,6 +1,6 @@
 """Serving a ``Toolset`` as an MCP server (``toolpacks serve --agent NAME``).
 
-Built on the official SDK's low-level ``Server``: ``tools/list`` comes from
+The answers are ``_direct.ToolAnswers``': ``tools/list`` comes from
 ``toolset.definitions("mcp")`` and ``tools/call`` goes through ``toolset.call``, so validation,
 permissions, approvals, hooks, locks and timeouts all apply. A tool that fails, or is called
 with bad arguments, gives a result with ``isError`` (never a protocol error) whose text is the
@@ -8,9 +8,12 @@ masked ``ToolResult`` content; only an unknown tool name is a protocol error, as
 specification asks. Whatever a tool raises (``SystemExit`` included) is an error result, and
 structured content larger than the tool's ``max_content_chars`` is not sent.
 
-Over stdio the transport is our own (``_stdio``, lines decoded by ``_wire``): it answers
-malformed lines and ``tools/call`` arguments with duplicate keys itself, and ends the session
-at end of input or on SIGTERM/SIGINT after a grace period for the calls in flight.
+``build_server`` wraps them in the official SDK's low-level ``Server`` (for in-process use
+and the HTTP app). Over stdio nothing of the SDK is used or imported: the transport
+(``_stdio``, lines decoded by ``_wire``) and the protocol (``_rpc``: ``initialize``,
+``server/discover``, ``ping``, ``tools/list``, ``tools/call``) are our own. The transport
+answers malformed lines and ``tools/call`` arguments with duplicate keys itself, and ends the
+session at end of input or on SIGTERM/SIGINT after a grace period for the calls in flight.
 """
 
 from __future__ import annotations
@@ -45,18 +48,6 @@ _policy_toolset = policy_toolset
 
 class _ToolsetServer(ToolAnswers):
     """The SDK's ``tools/list`` and ``tools/call`` handlers over ``ToolAnswers``' JSON."""
-
-    def duplicate_key(  # type: ignore[override]
-        self, name: str, key: str
-    ) -> mcp_types.CallToolResult | mcp_types.ErrorData:
-        """The answer to a ``tools/call`` of ``name`` whose arguments repeat ``key``."""
-        import mcp_types
-
-        try:
-            answer = super().duplicate_key(name, key)
-        except UnknownTool as exc:
-            return mcp_types.ErrorData(code=mcp_types.INVALID_PARAMS, message=str(exc))
-        return mcp_types.CallToolResult.model_validate(answer)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
@@ -134,19 +125,16 @@ def _build(
 async def _serve(
     toolset: Toolset, expose_errors: bool, approval: ApprovalHandler | None, name: str
 ) -> ServeOutcome:
-    """Serve over stdio with our transport; how the session ended."""
-    from mcp.server import NotificationOptions
-
+    """Serve over stdio with our own transport and protocol session (no MCP SDK)."""
+    from toolpacks.mcp._rpc import Session
     from toolpacks.mcp._stdio import serve_session
 
-    server, handlers = _build(toolset, expose_errors, approval, name, announce=True)
-    changes = NotificationOptions(tools_changed=bool(toolset.deferred))
-
-    async def run_server(read_stream: Any, write_stream: Any) -> None:
-        await server.run(read_stream, write_stream, server.create_initialization_options(changes))
-
+    answers = ToolAnswers(
+        policy_toolset(toolset, expose_errors, approval), expose_errors, announce=True
+    )
+    protocol = Session(answers, name, list_changed=bool(toolset.deferred))
     return await serve_session(
-        run_server, answer_duplicate=handlers.duplicate_key, running=handlers.running_names
+        protocol, answer_duplicate=answers.duplicate_key, running=answers.running_names
     )
 
 

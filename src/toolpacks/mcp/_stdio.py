@@ -1,11 +1,12 @@
-"""The stdio transport and lifecycle of ``toolpacks serve``.
+"""The stdio transport and lifecycle of ``toolpacks serve``, without the MCP SDK.
 
 Lines are read from stdin (each at most ``MAX_MESSAGE_BYTES``) and decoded by ``_wire``; what
-is a JSON-RPC message goes to the SDK's low-level ``Server.run`` over the same streams of
-``SessionMessage`` the SDK's own stdio transport uses, what is not is answered here. While
-serving, fd 0 reads the null device and fd 1 writes to stderr, so a tool that reads stdin or
-prints cannot touch the wire, which is served from private duplicates; both are restored on
-exit.
+is a JSON-RPC message is answered by the protocol session (``_rpc``), what is not is answered
+here. Requests are answered in the order they come, each ``tools/call`` in a task of its own
+so calls run side by side; ``notifications/cancelled`` cancels the call it names (which is
+then not answered). While serving, fd 0 reads the null device and fd 1 writes to stderr, so a
+tool that reads stdin or prints cannot touch the wire, which is served from private
+duplicates; both are restored on exit.
 
 The session ends at end of input, or on SIGTERM or SIGINT (handled by the event loop, so no
 exception is raised into running code). Then no new request is read; calls in flight get a
@@ -27,28 +28,25 @@ import threading
 from collections.abc import Callable, Collection, Coroutine, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from queue import SimpleQueue
-from typing import IO, Any, ParamSpec, TypeVar
-
-import anyio
-import mcp_types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
+from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from toolpacks.core.call._threads import busy as pack_threads_busy
 from toolpacks.mcp._wire import (
     MAX_MESSAGE_BYTES,
     Answer,
     DuplicateAnswer,
-    decode_line,
+    decode,
     encode,
     too_large,
 )
+
+if TYPE_CHECKING:
+    from toolpacks.mcp._rpc import Session as Protocol
 
 __all__ = [
     "GRACE_ENV",
     "GRACE_ON_EOF",
     "GRACE_ON_SIGNAL",
-    "RunServer",
     "ServeOutcome",
     "run_loop",
     "serve_session",
@@ -97,12 +95,6 @@ GRACE_ENV = "TOOLPACKS_SERVE_GRACE"
 CLOSE_TIMEOUT = 2.0
 """Seconds the server and the writer get to finish once the grace is over."""
 _DISCARD_CHUNK = 1 << 16
-
-RunServer = Callable[
-    [MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]],
-    Coroutine[Any, Any, None],
-]
-"""Runs the SDK server over a read and a write stream until the read stream ends."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -249,20 +241,24 @@ class _Session:
         self,
         stdin: IO[bytes],
         stdout: IO[bytes],
+        protocol: Protocol,
         answer_duplicate: DuplicateAnswer,
         running: Callable[[], Collection[str]],
     ) -> None:
         self._stdin = stdin
         self._stdout = stdout
+        self._protocol = protocol
         self._answer_duplicate = answer_duplicate
         self._running = running
         self._reader = _Worker("toolpacks-serve-stdin")
         self._writer = _Worker("toolpacks-serve-stdout")
         self._pending: dict[str | int, str] = {}
-        self._idle = anyio.Event()
-        self._stopped = anyio.Event()
+        self._calls: dict[str | int, asyncio.Task[None]] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stopped = asyncio.Event()
+        self._hurry = asyncio.Event()
         self._reason = ""
-        self._grace_scope: anyio.CancelScope | None = None
         self._broken = False
 
     # -- stopping
@@ -273,26 +269,14 @@ class _Session:
             logger.info("toolpacks serve: %s; finishing calls in flight", reason)
             self._reason = reason
             self._stopped.set()
-        elif self._grace_scope is not None:
-            self._grace_scope.cancel()
+        else:
+            self._hurry.set()
 
     def signals_handled(self) -> contextlib.AbstractContextManager[None]:
         """Route SIGTERM and SIGINT to ``stop`` while serving (main thread only)."""
         return signals_routed(lambda sig: self.stop(sig.name))
 
     # -- requests in flight
-
-    def _track(self, message: mcp_types.JSONRPCMessage) -> None:
-        if isinstance(message, mcp_types.JSONRPCRequest):
-            params = message.params or {}
-            name = params.get("name") if message.method == "tools/call" else None
-            self._pending[message.id] = name if isinstance(name, str) else message.method
-            self._idle = anyio.Event()
-        elif (
-            isinstance(message, mcp_types.JSONRPCNotification)
-            and message.method == "notifications/cancelled"
-        ):
-            self._answered((message.params or {}).get("requestId"))
 
     def _answered(self, request_id: object) -> None:
         if not isinstance(request_id, str | int) or self._pending.pop(request_id, None) is None:
@@ -302,97 +286,124 @@ class _Session:
 
     async def _drain(self, grace: float) -> tuple[str, ...]:
         """Wait up to ``grace`` seconds for every request to be answered; what was not."""
-        with anyio.move_on_after(grace) as scope:
-            self._grace_scope = scope
-            while self._pending:
-                await self._idle.wait()
-        self._grace_scope = None
+        if self._pending:
+            waits = {
+                asyncio.ensure_future(self._idle.wait()),
+                asyncio.ensure_future(self._hurry.wait()),
+            }
+            try:
+                await asyncio.wait(waits, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
         if not self._pending:
             return ()
         return tuple(self._running()) or tuple(self._pending.values())
 
     # -- reading and writing
 
-    async def _read(
-        self,
-        to_server: MemoryObjectSendStream[SessionMessage | Exception],
-        answers: MemoryObjectSendStream[SessionMessage],
-    ) -> None:
-        """Pass each line on, or answer it, until end of input."""
+    async def _read(self) -> None:
+        """Answer each line, or pass it on, until end of input."""
         try:
             while (line := await self._reader.run(lambda: _read_line(self._stdin))) is not None:
-                await self._handle(line, to_server, answers)
+                await self._handle(line)
         except OSError as exc:
             logger.info("toolpacks serve: cannot read from the client (%s)", exc)
-        except anyio.BrokenResourceError:  # the server stopped on its own
-            self.stop("server stopped")
-            return
         self.stop("end of input")
 
-    async def _handle(
-        self,
-        line: bytes | _TooLarge,
-        to_server: MemoryObjectSendStream[SessionMessage | Exception],
-        answers: MemoryObjectSendStream[SessionMessage],
-    ) -> None:
+    async def _handle(self, line: bytes | _TooLarge) -> None:
         if isinstance(line, _TooLarge):
-            await answers.send(SessionMessage(too_large()))
+            await self._send(too_large())
             return
-        decoded = decode_line(line, self._answer_duplicate)
+        decoded = decode(line, self._answer_duplicate)
         if isinstance(decoded, Answer):
-            await answers.send(SessionMessage(decoded.message))
-        elif decoded is not None:
-            self._track(decoded)
-            await to_server.send(SessionMessage(decoded))
+            await self._send(decoded.message)
+            return
+        if decoded is None:
+            return
+        if decoded.get("method") == "notifications/cancelled" and "id" not in decoded:
+            self._cancel((decoded.get("params") or {}).get("requestId"))
+        reply = self._protocol.reply(decoded, self._tools_changed)
+        if reply is None:
+            return
+        if isinstance(reply, dict):
+            await self._send(reply)
+            return
+        request_id = decoded["id"]
+        params = decoded.get("params") or {}
+        self._pending[request_id] = str(params.get("name", decoded["method"]))
+        self._idle.clear()
+        self._calls[request_id] = asyncio.ensure_future(self._answer(request_id, reply))
 
-    async def _write_all(self, outgoing: MemoryObjectReceiveStream[SessionMessage]) -> None:
-        """Write every outgoing message, one line each, until every sender has closed."""
-        async with outgoing:
-            async for item in outgoing:
-                message = item.message
-                await self._send(encode(message))
-                if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
-                    self._answered(message.id)
+    def _cancel(self, request_id: object) -> None:
+        """Cancel the call ``request_id`` names (the client gave up: it is not answered)."""
+        if not isinstance(request_id, str | int):
+            return
+        call = self._calls.get(request_id)
+        if call is not None:
+            call.cancel()
+        self._answered(request_id)
 
-    async def _send(self, data: bytes) -> None:
+    async def _answer(
+        self, request_id: str | int, reply: Coroutine[Any, Any, dict[str, Any] | None]
+    ) -> None:
+        try:
+            response = await reply
+        except asyncio.CancelledError:
+            self._answered(request_id)
+            return
+        except Exception:  # a fault of the server itself: the client still gets an answer
+            logger.exception("toolpacks serve: request %r failed", request_id)
+            response = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": -32603, "message": "Internal server error"},
+            }
+        finally:
+            self._calls.pop(request_id, None)
+        if response is not None and request_id in self._pending:
+            await self._send(response)
+        self._answered(request_id)
+
+    async def _tools_changed(self) -> None:
+        await self._send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    async def _send(self, message: dict[str, Any]) -> None:
         if self._broken:
             return
+        data = encode(message) + b"\n"
         try:
-            await self._writer.run(lambda: _write(self._stdout, data + b"\n"))
+            await self._writer.run(lambda: _write(self._stdout, data))
         except (OSError, ValueError) as exc:  # the client closed its end
             logger.info("toolpacks serve: cannot write to the client (%s)", exc)
             self._broken = True
 
     # -- the whole session
 
-    async def run(self, run_server: RunServer) -> ServeOutcome:
-        """Serve until end of input or a signal, drain, and close the server."""
-        to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        server_out, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
-        answers = server_out.clone()
+    async def run(self) -> ServeOutcome:
+        """Serve until end of input or a signal, drain, and cancel what is left."""
+        reading = asyncio.ensure_future(self._read())
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._write_all, outgoing)
-                tg.start_soon(run_server, server_in, server_out)
-                async with answers, to_server:
-                    async with anyio.create_task_group() as reading:
-                        reading.start_soon(self._read, to_server, answers)
-                        await self._stopped.wait()
-                        reading.cancel_scope.cancel()
-                    grace = _grace(
-                        GRACE_ON_EOF if self._reason == "end of input" else GRACE_ON_SIGNAL
-                    )
-                    abandoned = await self._drain(grace)
-                # The server sees end of input, cancels what is left, and closes its stream.
-                tg.cancel_scope.deadline = anyio.current_time() + CLOSE_TIMEOUT
+            await self._stopped.wait()
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+            grace = _grace(GRACE_ON_EOF if self._reason == "end of input" else GRACE_ON_SIGNAL)
+            abandoned = await self._drain(grace)
+            left = list(self._calls.values())
+            for call in left:
+                call.cancel()
+            if left:
+                await asyncio.wait(left, timeout=CLOSE_TIMEOUT)
         finally:
+            reading.cancel()
             self._reader.close()
             self._writer.close()
         return ServeOutcome(self._reason, abandoned)
 
 
 async def serve_session(
-    run_server: RunServer,
+    protocol: Protocol,
     *,
     answer_duplicate: DuplicateAnswer,
     running: Callable[[], Collection[str]] | None = None,
@@ -403,7 +414,7 @@ async def serve_session(
     """Serve one MCP client over stdio (or the given binary streams) until it is done.
 
     Args:
-        run_server: Runs the SDK server over the read and write streams it is given.
+        protocol: Answers each message (``_rpc.Session``).
         answer_duplicate: Answers a ``tools/call`` whose arguments repeat a key.
         running: The names of the tool calls running now (for the outcome's ``abandoned``).
         stdin: Read requests from this stream instead of claiming fd 0 and 1.
@@ -416,10 +427,10 @@ async def serve_session(
     with contextlib.ExitStack() as stack:
         if stdin is None or stdout is None:
             stdin, stdout = stack.enter_context(claim_stdio())
-        session = _Session(stdin, stdout, answer_duplicate, running or tuple)
+        session = _Session(stdin, stdout, protocol, answer_duplicate, running or tuple)
         if handle_signals:
             stack.enter_context(session.signals_handled())
-        return await session.run(run_server)
+        return await session.run()
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -1,11 +1,17 @@
 """JSON-RPC lines of the stdio transport: decoding one, the answers it gives itself, encoding.
 
-A line becomes a message for the SDK's server, or an answer the transport sends back at once:
-a JSON-RPC error for what is not JSON (-32700) or not a JSON-RPC message (-32600), and a tool
-error result for a ``tools/call`` whose arguments repeat a key. Duplicate keys can only be
-seen in the text, so they are looked for here, cheaply: the keys of the parsed value are
-counted and compared with the ``"<spaces>:`` sequences in the text (each key occurrence ends
-with one); only when the counts differ is the text parsed again to find the duplicate.
+A line becomes a message (a plain dict) for the server, or an answer the transport sends back
+at once: a JSON-RPC error for what is not JSON (-32700) or not a JSON-RPC message (-32600),
+and a tool error result for a ``tools/call`` whose arguments repeat a key. Duplicate keys can
+only be seen in the text, so they are looked for here, cheaply: the keys of the parsed value
+are counted and compared with the ``"<spaces>:`` sequences in the text (each key occurrence
+ends with one); only when the counts differ is the text parsed again to find the duplicate.
+
+A message of the plain shapes (a request, notification or response with nothing but its
+JSON-RPC members, of the right types) is passed on as parsed. Anything else is judged by the
+MCP types' own JSON-RPC models (``mcp_types``, imported then and only then), so a malformed
+message gets the same error, in the same words, as before; without ``mcp_types`` installed
+it gets a plainer -32600. Nothing here imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -17,17 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import mcp_types
-from pydantic import ValidationError
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 
 from toolpacks.core._jsonargs import count_keys
 
 __all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_REQUEST",
     "MAX_MESSAGE_BYTES",
+    "PARSE_ERROR",
     "Answer",
     "DuplicateAnswer",
-    "decode_line",
+    "decode",
     "encode",
     "error_message",
     "parse_body",
@@ -37,8 +44,16 @@ __all__ = [
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 """The largest message (one line, without its newline) the stdio server reads."""
 
-DuplicateAnswer = Callable[[str, str], "mcp_types.CallToolResult | mcp_types.ErrorData"]
-"""Answers ``tools/call`` of the tool named first whose arguments repeat the key named second."""
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+
+DuplicateAnswer = Callable[[str, str], dict[str, Any]]
+"""Answers ``tools/call`` of the tool named first whose arguments repeat the key named second:
+a ``CallToolResult`` dict, or an error (a dict with ``code`` and ``message``)."""
+
+Message = dict[str, Any]
+"""A JSON-RPC message, as parsed or to be sent."""
 
 logger = logging.getLogger("toolpacks.mcp")
 _BAD_ID = "Invalid Request: id: must be a string or an integer"
@@ -46,13 +61,17 @@ _BAD_TEXT_ID = "Invalid Request: id: must be valid Unicode text (it holds a lone
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEY_END = re.compile(rb'"\s*:')
 _Id = str | int | None
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_NOTIFICATION_KEYS = frozenset({"jsonrpc", "method", "params"})
+_RESULT_KEYS = frozenset({"jsonrpc", "id", "result"})
+_ERROR_KEYS = frozenset({"jsonrpc", "id", "error"})
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
     """A response the transport sends back itself; the line is not passed on."""
 
-    message: mcp_types.JSONRPCError | mcp_types.JSONRPCResponse
+    message: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,43 +86,35 @@ class _Malformed(Exception):
     """The line is not JSON (the message is the parser's)."""
 
 
-def error_message(code: int, message: str, request_id: _Id = None) -> mcp_types.JSONRPCError:
+def error_message(code: int, message: str, request_id: _Id = None) -> Message:
     """A JSON-RPC error response (``id`` null when the request's id could not be read)."""
-    error = mcp_types.ErrorData(code=code, message=message)
-    return mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def too_large() -> mcp_types.JSONRPCError:
+def too_large() -> Message:
     """The answer to a line longer than ``MAX_MESSAGE_BYTES``."""
     return error_message(
-        mcp_types.INVALID_REQUEST,
+        INVALID_REQUEST,
         f"Invalid Request: request too large (the limit is {MAX_MESSAGE_BYTES} bytes a message)",
     )
 
 
-def encode(message: mcp_types.JSONRPCMessage) -> bytes:
+def encode(message: Message) -> bytes:
     """One line of JSON; text that is not valid Unicode is replaced rather than refused."""
-    adapter = mcp_types.jsonrpc_message_adapter
     try:
-        return adapter.dump_json(message, by_alias=True, exclude_unset=True)
+        return to_json(message)
     except ValueError:  # a lone surrogate in some text
         pass
     try:
-        plain = message.model_dump(by_alias=True, exclude_unset=True)
-        return json.dumps(plain, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
+        return json.dumps(message, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
     except (TypeError, ValueError):
         logger.exception("toolpacks serve: a message could not be encoded as JSON")
-    request_id = getattr(message, "id", None)
-    if isinstance(message, mcp_types.JSONRPCRequest | mcp_types.JSONRPCNotification):
-        request_id = None  # not a response: say so, uncorrelated
+    request_id = message.get("id") if "method" not in message else None
     text = "Internal error: the response could not be encoded as JSON"
-    answer = error_message(mcp_types.INTERNAL_ERROR, text, request_id)
-    return adapter.dump_json(answer, by_alias=True, exclude_unset=True)
+    return to_json(error_message(INTERNAL_ERROR, text, _readable_id({"id": request_id})))
 
 
-def decode_line(
-    line: bytes, answer_duplicate: DuplicateAnswer
-) -> mcp_types.JSONRPCMessage | Answer | None:
+def decode(line: bytes, answer_duplicate: DuplicateAnswer) -> Message | Answer | None:
     """What to do with one line: a message for the server, an answer to send back, or nothing.
 
     Args:
@@ -111,7 +122,7 @@ def decode_line(
         answer_duplicate: Builds the answer to a ``tools/call`` whose arguments repeat a key.
 
     Returns:
-        ``None`` for a blank line; a ``JSONRPCMessage`` to pass on; or, for a line that cannot
+        ``None`` for a blank line; the message (a dict) to pass on; or, for a line that cannot
         be passed on, the ``Answer`` to send back.
     """
     if not line.strip():
@@ -119,32 +130,73 @@ def decode_line(
     try:
         value, duplicates = _parse(line)
     except _Malformed as exc:
-        return Answer(error_message(mcp_types.PARSE_ERROR, f"Parse error: {exc}"))
+        return Answer(error_message(PARSE_ERROR, f"Parse error: {exc}"))
     if isinstance(value, dict) and _unencodable(value.get("id")):
         # An id no response could carry as sent: the client could never match the answer.
-        return Answer(error_message(mcp_types.INVALID_REQUEST, _BAD_TEXT_ID))
+        return Answer(error_message(INVALID_REQUEST, _BAD_TEXT_ID))
     if duplicates:
         return Answer(_answer_duplicates(value, duplicates, answer_duplicate))
+    if _plain(value):
+        return value  # type: ignore[no-any-return]
+    return _judged(value)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is a JSON-RPC message of a plain shape (nothing to judge)."""
+    if type(value) is not dict or value.get("jsonrpc") != "2.0":
+        return False
+    keys = value.keys()
+    if "method" in value:
+        if type(value["method"]) is not str:
+            return False
+        params = value.get("params", {})
+        if type(params) is not dict:
+            return False
+        if "id" not in value:
+            return keys <= _NOTIFICATION_KEYS
+        request_id = value["id"]
+        return (type(request_id) is str or type(request_id) is int) and keys <= _REQUEST_KEYS
+    request_id = value.get("id")
+    if type(request_id) is not str and type(request_id) is not int:
+        return False
+    if "result" in value:
+        return type(value["result"]) is dict and keys <= _RESULT_KEYS
+    return type(value.get("error")) is dict and keys <= _ERROR_KEYS and _plain_error(value["error"])
+
+
+def _plain_error(error: dict[str, Any]) -> bool:
+    return type(error.get("code")) is int and type(error.get("message")) is str
+
+
+def _judged(value: Any) -> Message | Answer:
+    """Pass on or refuse a message that is not of a plain shape, as the MCP types judge it."""
+    try:
+        import mcp_types
+        from pydantic import ValidationError
+    except ImportError:  # the MCP types are not installed: a plainer refusal
+        return Answer(error_message(INVALID_REQUEST, _PLAIN_INVALID, _readable_id(value)))
     try:
         message = mcp_types.jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError:
-        return Answer(
-            error_message(mcp_types.INVALID_REQUEST, _invalid(value), _readable_id(value))
-        )
+        return Answer(error_message(INVALID_REQUEST, _invalid(value), _readable_id(value)))
     if isinstance(message, mcp_types.JSONRPCNotification) and "id" in value:
         # Not a notification: its id is there but is neither a string nor an integer.
-        return Answer(error_message(mcp_types.INVALID_REQUEST, _BAD_ID))
-    return message
+        return Answer(error_message(INVALID_REQUEST, _BAD_ID))
+    return message.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-_SHAPES: dict[str, type[Any]] = {
-    "result": mcp_types.JSONRPCResponse,
-    "error": mcp_types.JSONRPCError,
-}
+_PLAIN_INVALID = "Invalid Request: not a JSON-RPC 2.0 message"
 
 
 def _invalid(value: Any) -> str:
     """Why ``value`` is not a JSON-RPC message, judged against the kind it looks like."""
+    import mcp_types
+    from pydantic import ValidationError
+
+    shapes: dict[str, type[Any]] = {
+        "result": mcp_types.JSONRPCResponse,
+        "error": mcp_types.JSONRPCError,
+    }
     if not isinstance(value, dict):
         return f"Invalid Request: a message is a JSON object, not {_json_type(value)}"
     if "method" in value:
@@ -152,7 +204,7 @@ def _invalid(value: Any) -> str:
             mcp_types.JSONRPCRequest if "id" in value else mcp_types.JSONRPCNotification
         )
     else:
-        model = next((m for k, m in _SHAPES.items() if k in value), type(None))
+        model = next((m for k, m in shapes.items() if k in value), type(None))
     if model is type(None):
         return "Invalid Request: a message needs a method (a request), or a result or an error"
     try:
@@ -244,7 +296,7 @@ def _readable_id(value: Any) -> _Id:
 
 def _answer_duplicates(
     value: Any, duplicates: list[_Duplicate], answer_duplicate: DuplicateAnswer
-) -> mcp_types.JSONRPCError | mcp_types.JSONRPCResponse:
+) -> Message:
     """A tool error result when only ``tools/call`` arguments repeat keys; else -32600."""
     request_id = _readable_id(value)
     call = _tools_call(value)
@@ -253,15 +305,14 @@ def _answer_duplicates(
         inside = _object_ids(arguments)
         if all(id(d.holder) in inside for d in duplicates):
             answer = answer_duplicate(name, duplicates[0].key)
-            if isinstance(answer, mcp_types.ErrorData):
-                return mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=answer)
-            result = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-            return mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+            if "code" in answer:
+                return {"jsonrpc": "2.0", "id": request_id, "error": answer}
+            return {"jsonrpc": "2.0", "id": request_id, "result": answer}
     outside = next(
         d for d in duplicates if call is None or id(d.holder) not in _object_ids(call[1])
     )
     return error_message(
-        mcp_types.INVALID_REQUEST,
+        INVALID_REQUEST,
         f"Invalid Request: duplicate key {outside.key!r} in the message; send each key once",
         request_id,
     )

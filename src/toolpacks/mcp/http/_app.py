@@ -11,7 +11,7 @@ Before the SDK sees a request, this module checks, in order: ``Host`` and ``Orig
 (421, 403) and the bearer token (401), all on headers alone; the method (405, only ``POST``:
 a stateless server has no stream to ``GET`` and no session to ``DELETE``); the body size
 (413, from ``Content-Length`` when given, else while reading). The body is then decoded the
-way the stdio transport decodes a line (``_wire.decode_line``): text that is not JSON-RPC
+way the stdio transport decodes a line (``_wire.decode``): text that is not JSON-RPC
 is answered with the JSON-RPC error, and a ``tools/call`` whose arguments repeat a key gets
 the same error result as over stdio, since a parsed object can no longer show the repeat.
 Every ``tools/call`` then runs through the same ``_ToolsetServer`` handler as over stdio:
@@ -31,7 +31,6 @@ from toolpacks.mcp.http._guard import Guard, Refusal
 from toolpacks.mcp.http._metrics import CallMetrics, observed
 
 if TYPE_CHECKING:
-    import mcp_types
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -206,19 +205,19 @@ class _Agent:
         self, body: bytes, scope: Scope, receive: Receive, send: Send
     ) -> bool:
         """Answer a body that is not JSON-RPC, or repeats a key, as the stdio server would."""
-        from mcp_types import JSONRPCError
+        from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 
-        from toolpacks.mcp._wire import Answer, decode_line, error_message
+        from toolpacks.mcp._wire import Answer, decode, error_message
 
         called: list[str] = []
 
-        def answer_duplicate(name: str, key: str) -> mcp_types.CallToolResult | mcp_types.ErrorData:
+        def answer_duplicate(name: str, key: str) -> dict[str, Any]:
             called.append(name)
             return self.handlers.duplicate_key(name, key)
 
-        decoded = decode_line(body, answer_duplicate) if body.strip() else None
+        decoded = decode(body, answer_duplicate) if body.strip() else None
         if decoded is None:
-            message: Any = error_message(-32700, "Parse error: the request body is empty")
+            message = error_message(-32700, "Parse error: the request body is empty")
         elif isinstance(decoded, Answer):
             message = decoded.message
         else:
@@ -228,14 +227,9 @@ class _Agent:
             outcome = "error" if tool else "unknown_tool"
             self.metrics.record(self.name, tool, outcome, 0.0)
         status = 200
-        if isinstance(message, JSONRPCError):
-            from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
-
-            status = ERROR_CODE_HTTP_STATUS.get(message.error.code, 200)
-        body_out = message.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if isinstance(message, JSONRPCError) and message.id is None:
-            body_out["id"] = None
-        await _json_response(status, body_out)(scope, receive, send)
+        if "error" in message:
+            status = ERROR_CODE_HTTP_STATUS.get(message["error"]["code"], 200)
+        await _json_response(status, message)(scope, receive, send)
         return True
 
 
