@@ -25,8 +25,9 @@ Every round runs each tree (``--src`` adds an older checkout's ``src`` to compar
 ``git worktree`` of the commit before the change) once, in a shuffled order; figures are the
 median and spread over rounds. Needs Linux (``/proc``).
 
-Usage: ``.venv/bin/python bench/workers_fault.py [--rounds 3] [--users 16] [--src OLD/src]``;
-writes ``bench/results/workers_fault.json``.
+Usage: ``.venv/bin/python bench/workers_fault.py [--rounds 3] [--users 16] [--src OLD/src]
+[--new-src NEW/src]`` (``--new-src``: a snapshot of this checkout's ``src``, so that edits made
+during the run do not reach one side only); writes ``bench/results/workers_fault.json``.
 """
 
 from __future__ import annotations
@@ -62,14 +63,14 @@ BUCKET = 0.1
 """Seconds per bucket of the completion histogram."""
 
 
-def start(scratch: Path, src: str | None) -> Server:
+def start(scratch: Path, src: str | None, name: str) -> Server:
     """``toolpacks serve --http --workers 2`` with ``src`` (when given) first on the path."""
     config = write_pack(scratch)
     path = [str(scratch)] + ([src] if src else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONHASHSEED": "0"}
     argv = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
     argv += ["--agent", "bench", "--http", "127.0.0.1:0", "--workers", "2"]
-    return Server(f"w2-{'old' if src else 'new'}", argv, env, scratch)
+    return Server(f"w2-{name}", argv, env, scratch)
 
 
 # -- the load ---------------------------------------------------------------------------------
@@ -146,6 +147,13 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
+def children_of(pid: int) -> list[int]:
+    """The children of ``pid``'s main thread (Linux's ``/proc/PID/task/PID/children``)."""
+    with contextlib.suppress(OSError):
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
 def listening_pids(pids: list[int], port: int) -> set[int]:
     """Those of ``pids`` holding a socket listening on ``port``."""
     inodes = set()
@@ -169,10 +177,10 @@ def listening_pids(pids: list[int], port: int) -> set[int]:
 # -- one run ----------------------------------------------------------------------------------
 
 
-def one_run(src: str | None, args: argparse.Namespace) -> dict[str, Any]:
+def one_run(src: str | None, name: str, args: argparse.Namespace) -> dict[str, Any]:
     """Start a server, load it, kill a worker, measure; the run's figures."""
     with tempfile.TemporaryDirectory(prefix="workers-fault-") as scratch:
-        server = start(Path(scratch), src)
+        server = start(Path(scratch), src, name)
         try:
             return asyncio.run(_measure(server, args))
         finally:
@@ -200,13 +208,15 @@ async def _measure(server: Server, args: argparse.Namespace) -> dict[str, Any]:
     listening_after: list[float] = []
     watching = threading.Event()
 
-    def watch() -> None:  # in a thread: /proc reads are slow next to the load's loop
+    def watch() -> None:
+        # In a thread of the load's process, so kept cheap (a scan of all of /proc every few
+        # ms took the load's GIL enough to halve its rate): the supervisor's children only.
         while not watching.is_set() and time.monotonic() - killed < args.after:
-            new = [p for p in server.workers() if p not in before]
+            new = [p for p in children_of(server.pid) if p not in before]
             if new and listening_pids(new, port):
                 listening_after.append(time.monotonic() - killed)
                 return
-            time.sleep(0.02)
+            time.sleep(0.05)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -283,15 +293,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=float, default=4.0)
     parser.add_argument("--after", type=float, default=8.0)
     parser.add_argument("--src", help="an older checkout's src directory to compare with")
+    parser.add_argument("--new-src", help="the src directory measured as new (default: installed)")
     args = parser.parse_args(argv)
-    trees: list[str | None] = [None] + ([args.src] if args.src else [])
-    runs: dict[str, list[dict[str, Any]]] = {("old" if t else "new"): [] for t in trees}
+    trees = {"new": args.new_src} | ({"old": args.src} if args.src else {})
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for round_no in range(args.rounds):
-        order = trees[:]
+        order = list(trees)
         random.shuffle(order)
-        for tree in order:
-            name = "old" if tree else "new"
-            run = one_run(tree, args)
+        for name in order:
+            run = one_run(trees[name], name, args)
             runs[name].append(run)
             print(f"round {round_no + 1} {name}: " + json.dumps(run), flush=True)
     figures = {

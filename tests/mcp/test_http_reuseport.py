@@ -192,3 +192,83 @@ def test_on_linux_the_workers_are_given_the_address_not_a_socket() -> None:
     with sock:
         assert isinstance(where, PortShare)
         assert where.address[1] == sock.getsockname()[1] != 0
+
+
+# -- keep-alive connections move over in time ---------------------------------------------------
+
+
+@pytest.fixture
+def served_here(pack_of: Any) -> Iterator[Any]:
+    """``serve_here`` on a thread with ``HttpLimits(max_requests=3)``; its base URL."""
+    import asyncio
+    import threading
+
+    from toolpacks import Host, tool
+    from toolpacks.mcp.http._app import build_http_app
+    from toolpacks.mcp.http._limits import HttpLimits
+    from toolpacks.mcp.http._run import listen, serve_here
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    with Host({"agents": {"solo": {"packs": ["calc"]}}}, discover=False) as host:
+        host.add_pack(pack_of(add), name="calc")
+        served = build_http_app(host, ["solo"])
+        sock = listen("127.0.0.1", 0)
+        box: dict[str, Any] = {}
+        ready = threading.Event()
+
+        def started() -> None:
+            box["loop"] = asyncio.get_running_loop()
+            ready.set()
+
+        def main() -> None:
+            with sock:
+                serve_here(
+                    served,
+                    sock,
+                    1.0,
+                    on_started=started,
+                    on_server=lambda s: box.setdefault("server", s),
+                    limits=HttpLimits(max_requests=3),
+                )
+
+        thread = threading.Thread(target=main, daemon=True)
+        thread.start()
+        assert ready.wait(HTTP_TIMEOUT), "the server did not start"
+        try:
+            yield sock.getsockname()[1]
+        finally:
+            box["loop"].call_soon_threadsafe(lambda: box["server"].stop(reason="test over"))
+            thread.join(HTTP_TIMEOUT)
+
+
+def test_a_keep_alive_connection_is_closed_after_max_requests(served_here: int) -> None:
+    """The third answer on a connection says ``Connection: close`` and the server closes it.
+
+    So clients that stay connected reconnect now and then, and their new connections reach a
+    worker that started after they first connected.
+    """
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+    body += b'{"name":"add","arguments":{"a":1,"b":2}}}'
+    request = (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    with socket.create_connection(("127.0.0.1", served_here), timeout=HTTP_TIMEOUT) as sock:
+        stream = sock.makefile("rb")
+        closes = []
+        for _ in range(3):
+            sock.sendall(request)
+            head = [stream.readline().decode().strip().lower()]
+            while head[-1]:
+                head.append(stream.readline().decode().strip().lower())
+            assert head[0].startswith("http/1.1 200"), head
+            length = next(int(h.split(":")[1]) for h in head if h.startswith("content-length"))
+            assert b'"result"' in stream.read(length)
+            closes.append("connection: close" in head)
+        assert closes == [False, False, True]
+        assert stream.read() == b""  # closed by the server

@@ -13,6 +13,10 @@ connection, and its file descriptor, for ever. A thousand of them exhaust the us
   lowered to fit the process's open-file limit, so ``accept()`` never runs out);
 - asyncio accepts at most ``ACCEPT_BATCH`` connections per loop turn (not uvicorn's 2,048),
   so the connections accepted and not yet counted stay few;
+- a keep-alive connection is answered ``Connection: close`` on its ``max_requests``-th request
+  (as nginx's ``keepalive_requests``): clients that stay connected reconnect now and then, so
+  with several workers their connections spread again over the workers that listen then (a
+  worker started in place of a dead one gets its share of them, not only of new clients);
 - ``quiet_logs`` collapses a log record repeated many times a second into a few, and a count
   of those suppressed.
 """
@@ -49,6 +53,9 @@ BODY_TIMEOUT = 30.0
 """Default seconds a request's body may take once its headers are in."""
 MAX_CONNECTIONS = 1000
 """Default open connections per worker."""
+MAX_REQUESTS = 1000
+"""Default requests one keep-alive connection serves before it is closed."""
+_CLOSE = (b"connection", b"close")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +72,15 @@ class HttpLimits:
     """Open connections per worker; more are answered 503 (lowered to fit the file limit)."""
     max_header_bytes: int = 16 * 1024
     """The largest request head (request line and headers) read before answering 400."""
+    max_requests: int = MAX_REQUESTS
+    """Requests a keep-alive connection serves; the last is answered ``Connection: close``."""
 
     def __post_init__(self) -> None:
         for name in ("header_timeout", "body_timeout", "keep_alive"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
-        for name in ("max_connections", "max_header_bytes"):
+        for name in ("max_connections", "max_header_bytes", "max_requests"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number, 1 or more, not {value!r}")
@@ -139,6 +148,8 @@ def protocol_class(
 
         _deadline: asyncio.TimerHandle | None = None
         _phase: tuple[object, object] | None = None
+        _served: int = 0
+        _counted: object = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -159,6 +170,22 @@ def protocol_class(
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             self._watch()
+
+        def handle_events(self) -> None:
+            super().handle_events()  # from data_received, or after a pipelined response
+            if self.cycle is not self._counted and self.cycle is not None:
+                self._count_request()
+
+        def _count_request(self) -> None:
+            """Count a new request; make the last one allowed close the connection.
+
+            uvicorn answers ``Connection: close`` to a request that carries it, and closes
+            the connection once that response is sent.
+            """
+            self._counted = self.cycle
+            self._served += 1
+            if self._served >= limits.max_requests and _CLOSE not in self.headers:
+                self.headers.append(_CLOSE)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
