@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -32,7 +31,8 @@ from toolpacks.core.call._gate import invalid_arguments
 from toolpacks.core.call._outcome import exception_text
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
-from toolpacks.mcp._search import Found
+from toolpacks.mcp._search import Found, listing
+from toolpacks.mcp._wire import dump
 
 __all__ = ["INVALID_PARAMS", "Notify", "ToolAnswers", "UnknownTool", "dump", "policy_toolset"]
 
@@ -52,10 +52,19 @@ class UnknownTool(Exception):
 def policy_toolset(
     toolset: Toolset, expose_errors: bool, approval: ApprovalHandler | None
 ) -> Toolset:
-    """A copy of ``toolset`` with the server's error exposure and approval handler."""
+    """``toolset`` with the server's error exposure and approval handler (a copy if they differ).
+
+    Most servers change neither: then the toolset itself is served, rather than a copy of
+    each of its entries (which a server of 10^4 tools would feel at every start).
+    """
+    current = toolset.entries()
+    if approval is None and all(e.options.expose_errors is expose_errors for e in current):
+        return toolset
     entries = [
-        replace(e, options=replace(e.options, expose_errors=expose_errors))
-        for e in toolset.entries()
+        e
+        if e.options.expose_errors is expose_errors
+        else replace(e, options=replace(e.options, expose_errors=expose_errors))
+        for e in current
     ]
     return Toolset(
         entries,
@@ -64,17 +73,6 @@ def policy_toolset(
         authorizers=toolset.authorizers,
         max_concurrency=toolset.max_concurrency,
     )
-
-
-def dump(value: Any) -> bytes:
-    """Compact JSON text of ``value``; text that is not valid Unicode is escaped, not refused.
-
-    (As the SDK's HTTP transport sends it: ``json.dumps`` escapes a lone surrogate.)
-    """
-    try:
-        return to_json(value)
-    except ValueError:  # a lone surrogate in some text: json escapes it as \\udXXX
-        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def error_text(text: str) -> dict[str, Any]:
@@ -86,30 +84,26 @@ class ToolAnswers:
     """The ``tools/list`` and ``tools/call`` answers of one served toolset, as plain JSON."""
 
     def __init__(self, toolset: Toolset, expose_errors: bool, *, announce: bool = False) -> None:
-        from toolpacks.export._mcp import wraps_output
-        from toolpacks.mcp._search import up_front
-
         self.toolset = toolset
         self.expose_errors = expose_errors
         self.names = frozenset(toolset.names())
         """The exposed names (the only names a client may call; deferred ones too)."""
-        every, self.definitions, self.meta = up_front(toolset)
-        """What ``tools/list`` answers: ``toolset.definitions("mcp")``, that is the tools not
-        deferred and, when some are, the ``search_tools`` tool named by ``meta``."""
-        self.found = Found(every, announce)
+        built = listing(toolset)
+        self._encoded = built.encoded
+        self._shown = built.shown
+        self.meta = built.meta
+        """The search tool's name, when some tools are deferred (None otherwise)."""
+        self.found = Found(self.definition_of, announce)
         """Deferred tools a search found, listed from then on (stdio sessions only)."""
-        self.structured: set[str] = {d["name"] for d in every if "outputSchema" in d}
+        self.structured = built.structured
         """Tools with an output schema (their results carry ``structuredContent``)."""
-        self.wrapped: set[str] = {
-            e.exposed
-            for e in toolset.entries()
-            if e.exposed in self.structured and wraps_output(e.tool.output_schema)
-        }
+        self.wrapped = built.wrapped
         """Tools whose non-object output is sent as ``{"result": value}``."""
         self.running: dict[int, str] = {}
         """The tool calls in flight, by a call number: the names of the tools running now."""
         self._numbers = itertools.count()
         self._listing: tuple[int, bytes] | None = None
+        self._definitions: list[dict[str, Any]] | None = None
 
     def running_names(self) -> list[str]:
         """The names of the tools running now, one per call, in the order they started."""
@@ -117,16 +111,44 @@ class ToolAnswers:
 
     # -- tools/list
 
+    @property
+    def definitions(self) -> list[dict[str, Any]]:
+        """What ``tools/list`` shows before any search (parsed from the listing, once)."""
+        if self._definitions is None:
+            self._definitions = [from_json(text) for text in self._shown]
+        return self._definitions
+
+    def definition_of(self, name: str) -> dict[str, Any]:
+        """The MCP definition of the tool exposed as ``name`` (a fresh dict)."""
+        value: dict[str, Any] = from_json(self._encoded[name])
+        return value
+
     def tools(self) -> list[dict[str, Any]]:
         """The tools ``tools/list`` shows now (with those searches found, when announced)."""
         return [*self.definitions, *self.found.listed()]
 
     def tools_json(self) -> bytes:
-        """The JSON text of ``tools()`` (a JSON array), encoded once per change of the list."""
-        found = len(self.found.listed())
-        if self._listing is None or self._listing[0] != found:
-            self._listing = (found, dump(self.tools()))
+        """The JSON text of ``tools()`` (a JSON array), joined once per change of the list."""
+        found = self.found.listed()
+        if self._listing is None or self._listing[0] != len(found):
+            texts = [*self._shown, *(dump(d) for d in found)]
+            self._listing = (len(found), b"[" + b",".join(texts) + b"]")
         return self._listing[1]
+
+    def list_reply(self, request_id: str | int, extra: dict[str, Any] | None = None) -> bytes:
+        """The whole JSON-RPC response to ``tools/list`` as JSON text, ``extra`` in its result.
+
+        Spliced from the listing's text: the tools are neither copied nor encoded again.
+        """
+        more = b"," + dump(extra)[1:-1] if extra else b""
+        return (
+            b'{"jsonrpc":"2.0","id":'
+            + dump(request_id)
+            + b',"result":{"tools":'
+            + self.tools_json()
+            + more
+            + b"}}"
+        )
 
     # -- tools/call
 

@@ -42,8 +42,9 @@ _CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 _INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 Message = dict[str, Any]
-Reply = Message | Coroutine[Any, Any, Message | None] | None
-"""A response now, a coroutine giving one (a tool call), or nothing (a notification)."""
+Reply = Message | bytes | Coroutine[Any, Any, Message | None] | None
+"""A response now (a dict, or its JSON text), a coroutine giving one (a tool call), or
+nothing (a notification)."""
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> Message:
@@ -119,7 +120,7 @@ class Session:
         if method == "tools/list":
             if not _list_params(params):
                 return _bad_params(request_id)
-            return _result(request_id, {"tools": self.answers.tools()})
+            return self.answers.list_reply(request_id)
         return self._call(request_id, params, notify, {})
 
     def _initialize(self, request_id: Any, params: Any) -> Message:
@@ -164,7 +165,7 @@ class Session:
         if method == "tools/list":
             if not _list_params(params):
                 return _bad_params(request_id)
-            return _result(request_id, {"tools": self.answers.tools(), **cached, **extra})
+            return self.answers.list_reply(request_id, {**cached, **extra})
         if method == "tools/call":
             return self._call(request_id, params, None, extra)
         return _error(request_id, METHOD_NOT_FOUND, "Method not found", method)

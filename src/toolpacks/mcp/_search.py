@@ -12,39 +12,77 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.export._api import definition
 from toolpacks.export._deferred import Listed, meta_name, search_tool
+from toolpacks.export._mcp import wraps_output
 from toolpacks.host._search_tools import find, search_arguments
+from toolpacks.mcp._wire import dump
 
 if TYPE_CHECKING:
     from toolpacks.host._toolset import Toolset
 
-__all__ = ["Found", "up_front"]
+__all__ = ["Found", "Listing", "listing"]
 
 logger = logging.getLogger("toolpacks.mcp")
 
 
-def up_front(toolset: Toolset) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
-    """Every tool's MCP definition, what ``tools/list`` shows, and the search tool's name.
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """Every tool's MCP definition as JSON text, built once, and what ``tools/list`` shows.
 
-    Without deferred tools the list is every definition and there is no search tool.
+    Kept as text, not as dicts: a definition is a dozen small dicts, and a server of 10^5
+    tools would hold them all for nothing (it sends the text; a search parses what it found).
     """
-    every = toolset.definitions("mcp", defer=False)
+
+    encoded: dict[str, bytes]
+    """Each tool's definition (JSON text), by exposed name, deferred ones included."""
+    shown: list[bytes]
+    """What ``tools/list`` shows, in order: the tools not deferred and, when some are, the
+    search tool."""
+    meta: str | None
+    """The search tool's name (None: no tool is deferred)."""
+    structured: set[str] = field(default_factory=set)
+    """Tools with an output schema (their results carry ``structuredContent``)."""
+    wrapped: set[str] = field(default_factory=set)
+    """Tools whose non-object output is sent as ``{"result": value}``."""
+
+
+def listing(toolset: Toolset) -> Listing:
+    """The MCP listing of ``toolset`` (each definition as ``toolset.definitions("mcp")``)."""
+    from toolpacks.packs.entrypoints._loading import paused_gc  # makes many objects
+
+    return paused_gc(_listing)(toolset)
+
+
+def _listing(toolset: Toolset) -> Listing:
+    encoded: dict[str, bytes] = {}
+    structured: set[str] = set()
+    wrapped: set[str] = set()
+    for entry in toolset.entries():
+        name = entry.exposed
+        defined = definition(entry.tool, "mcp", name=name)
+        if "outputSchema" in defined:
+            structured.add(name)
+            if wraps_output(entry.tool.output_schema):
+                wrapped.add(name)
+        encoded[name] = dump(defined)
     deferred = toolset.deferred
     if not deferred:
-        return every, every, None
+        return Listing(encoded, list(encoded.values()), None, structured, wrapped)
     listed = [Listed(e.exposed, e.pack, e.tool, e.deferred) for e in toolset.entries()]
-    shown = [d for d in every if d["name"] not in deferred]
-    return every, [*shown, definition(search_tool(listed), "mcp")], meta_name(toolset.names())
+    shown = [text for name, text in encoded.items() if name not in deferred]
+    shown.append(dump(definition(search_tool(listed), "mcp")))
+    return Listing(encoded, shown, meta_name(toolset.names()), structured, wrapped)
 
 
 class Found:
     """The deferred tools searches found in this session, in the order they were found."""
 
-    def __init__(self, every: list[dict[str, Any]], announce: bool) -> None:
-        self._every = {d["name"]: d for d in every}
+    def __init__(self, definition_of: Callable[[str], dict[str, Any]], announce: bool) -> None:
+        self._definition_of = definition_of
         self.announce = announce
         """Add found tools to ``tools/list`` and tell the client (stdio sessions)."""
         self._found: dict[str, dict[str, Any]] = {}
@@ -68,7 +106,7 @@ class Found:
         except ValueError as exc:
             text = f"Tool search failed: {exc}."
             return {"content": [{"type": "text", "text": text}], "isError": True}
-        found = [self._every[e.exposed] for e in find(toolset, query, limit)]
+        found = [self._definition_of(e.exposed) for e in find(toolset, query, limit)]
         value = {"tools": found}
         text = json.dumps(value, ensure_ascii=False) if found else f"No tool matched {query!r}."
         new = [d for d in found if d["name"] not in self._found]

@@ -326,7 +326,7 @@ class _Session:
         reply = self._protocol.reply(decoded, self._tools_changed)
         if reply is None:
             return
-        if isinstance(reply, dict):
+        if isinstance(reply, dict | bytes):
             await self._send(reply)
             return
         request_id = decoded["id"]
@@ -368,10 +368,10 @@ class _Session:
     async def _tools_changed(self) -> None:
         await self._send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, message: dict[str, Any] | bytes) -> None:
         if self._broken:
             return
-        data = encode(message) + b"\n"
+        data = (message if isinstance(message, bytes) else encode(message)) + b"\n"
         try:
             await self._writer.run(lambda: _write(self._stdout, data))
         except (OSError, ValueError) as exc:  # the client closed its end

@@ -35,6 +35,7 @@ __all__ = [
     "Answer",
     "DuplicateAnswer",
     "decode",
+    "dump",
     "encode",
     "error_message",
     "parse_body",
@@ -89,6 +90,17 @@ class _Malformed(Exception):
 def error_message(code: int, message: str, request_id: _Id = None) -> Message:
     """A JSON-RPC error response (``id`` null when the request's id could not be read)."""
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def dump(value: Any) -> bytes:
+    """Compact JSON text of ``value``; text that is not valid Unicode is escaped, not refused.
+
+    (As the SDK's HTTP transport sends it: ``json.dumps`` escapes a lone surrogate.)
+    """
+    try:
+        return to_json(value)
+    except ValueError:  # a lone surrogate in some text: json escapes it as \\udXXX
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def too_large() -> Message:

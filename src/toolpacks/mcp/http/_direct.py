@@ -40,6 +40,7 @@ _LIST_KEYS = frozenset({"cursor", "_meta"})
 _CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_CACHED = {"cacheScope": "private", "resultType": "complete", "ttlMs": 0}
 
 
 def _accepts_json(accept: bytes) -> bool:
@@ -181,12 +182,8 @@ class DirectRoute:
         params = value.get("params") or {}
         modern = version != _LEGACY
         if value["method"] == "tools/list":
-            extra = b""
-            if modern:
-                extra = b',"cacheScope":"private","resultType":"complete","ttlMs":0,"_meta":'
-                extra += dump(self.server_meta)
-            body = b'{"tools":' + self.answers.tools_json() + extra + b"}"
-            await _respond(send, 200, _reply(request_id, body))
+            extra = {**_CACHED, "_meta": self.server_meta} if modern else None
+            await _respond(send, 200, self.answers.list_reply(request_id, extra))
             return
         try:
             result = await self._call(params, request_id)
