@@ -10,12 +10,15 @@ routes each request by its ``MCP-Protocol-Version`` header: the 2025 revisions (
 Before the SDK sees a request, this module checks, in order: ``Host`` and ``Origin``
 (421, 403) and the bearer token (401), all on headers alone; the method (405, only ``POST``:
 a stateless server has no stream to ``GET`` and no session to ``DELETE``); the body size
-(413, from ``Content-Length`` when given, else while reading). The body is then decoded the
-way the stdio transport decodes a line (``_wire.decode``): text that is not JSON-RPC
-is answered with the JSON-RPC error, and a ``tools/call`` whose arguments repeat a key gets
-the same error result as over stdio, since a parsed object can no longer show the repeat.
-Every ``tools/call`` then runs through the same ``_ToolsetServer`` handler as over stdio:
-the argument gate, permissions, approvals, result caps and the handling of any
+(413, from ``Content-Length`` when given, else while reading). The body is then parsed once:
+a plain stateless ``tools/list`` or ``tools/call`` is answered from it directly
+(``_direct.DirectRoute``: no SDK transport, runner or task group per request), in the SDK's
+wire shapes for each revision. Anything else is decoded the way the stdio transport decodes
+a line (``_wire.decode``): text that is not JSON-RPC is answered with the JSON-RPC error,
+and a ``tools/call`` whose arguments repeat a key gets the same error result as over stdio,
+since a parsed object can no longer show the repeat; the rest goes to the SDK. Every
+``tools/call``, direct or through the SDK, runs through the same ``ToolAnswers`` as over
+stdio: the argument gate, permissions, approvals, result caps and the handling of any
 ``BaseException`` a tool raises all apply.
 """
 
