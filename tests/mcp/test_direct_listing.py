@@ -91,7 +91,7 @@ def test_the_listing_text_is_joined_once_until_a_search_finds_more(
         first = answers.tools_json()
         assert answers.tools_json() is first
         assert json.loads(first) == answers.tools()
-        reply = json.loads(answers.list_reply(7, {"resultType": "complete"}))
+        reply = json.loads(b"".join(answers.list_reply(7, {"resultType": "complete"})))
         assert reply == {
             "jsonrpc": "2.0",
             "id": 7,

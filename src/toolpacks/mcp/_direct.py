@@ -29,6 +29,7 @@ from toolpacks.core._result import ArgumentError, ToolResult
 from toolpacks.core._secrets import scrub
 from toolpacks.core.call._gate import invalid_arguments
 from toolpacks.core.call._outcome import exception_text
+from toolpacks.export._api import definition
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
 from toolpacks.mcp._search import Found, listing
@@ -89,7 +90,6 @@ class ToolAnswers:
         self.names = frozenset(toolset.names())
         """The exposed names (the only names a client may call; deferred ones too)."""
         built = listing(toolset)
-        self._encoded = built.encoded
         self._shown = built.shown
         self.meta = built.meta
         """The search tool's name, when some tools are deferred (None otherwise)."""
@@ -115,13 +115,12 @@ class ToolAnswers:
     def definitions(self) -> list[dict[str, Any]]:
         """What ``tools/list`` shows before any search (parsed from the listing, once)."""
         if self._definitions is None:
-            self._definitions = [from_json(text) for text in self._shown]
+            self._definitions = from_json(self._shown)
         return self._definitions
 
     def definition_of(self, name: str) -> dict[str, Any]:
-        """The MCP definition of the tool exposed as ``name`` (a fresh dict)."""
-        value: dict[str, Any] = from_json(self._encoded[name])
-        return value
+        """The MCP definition of the tool exposed as ``name`` (made anew)."""
+        return definition(self.toolset.entry(name).tool, "mcp", name=name)
 
     def tools(self) -> list[dict[str, Any]]:
         """The tools ``tools/list`` shows now (with those searches found, when announced)."""
@@ -130,25 +129,22 @@ class ToolAnswers:
     def tools_json(self) -> bytes:
         """The JSON text of ``tools()`` (a JSON array), joined once per change of the list."""
         found = self.found.listed()
+        if not found:
+            return self._shown
         if self._listing is None or self._listing[0] != len(found):
-            texts = [*self._shown, *(dump(d) for d in found)]
-            self._listing = (len(found), b"[" + b",".join(texts) + b"]")
+            more = b",".join(dump(d) for d in found)
+            self._listing = (len(found), b"".join([self._shown[:-1], b",", more, b"]"]))
         return self._listing[1]
 
-    def list_reply(self, request_id: str | int, extra: dict[str, Any] | None = None) -> bytes:
-        """The whole JSON-RPC response to ``tools/list`` as JSON text, ``extra`` in its result.
+    def list_reply(self, request_id: str | int, extra: dict[str, Any] | None = None) -> list[bytes]:
+        """The JSON-RPC response to ``tools/list`` as JSON text in parts, ``extra`` in its result.
 
-        Spliced from the listing's text: the tools are neither copied nor encoded again.
+        The listing's text is one of the parts, neither copied nor encoded again (a listing
+        of 10^5 tools is tens of megabytes); the parts are written one after the other.
         """
         more = b"," + dump(extra)[1:-1] if extra else b""
-        return (
-            b'{"jsonrpc":"2.0","id":'
-            + dump(request_id)
-            + b',"result":{"tools":'
-            + self.tools_json()
-            + more
-            + b"}}"
-        )
+        head = b'{"jsonrpc":"2.0","id":' + dump(request_id) + b',"result":{"tools":'
+        return [head, self.tools_json(), more + b"}}"]
 
     # -- tools/call
 

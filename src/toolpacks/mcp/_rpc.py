@@ -42,9 +42,9 @@ _CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 _INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 Message = dict[str, Any]
-Reply = Message | bytes | Coroutine[Any, Any, Message | None] | None
-"""A response now (a dict, or its JSON text), a coroutine giving one (a tool call), or
-nothing (a notification)."""
+Reply = Message | list[bytes] | Coroutine[Any, Any, Message | None] | None
+"""A response now (a dict, or its JSON text in parts), a coroutine giving one (a tool call),
+or nothing (a notification)."""
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> Message:

@@ -31,16 +31,15 @@ logger = logging.getLogger("toolpacks.mcp")
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """Every tool's MCP definition as JSON text, built once, and what ``tools/list`` shows.
+    """What ``tools/list`` shows, as one JSON text built once, and what the server needs.
 
     Kept as text, not as dicts: a definition is a dozen small dicts, and a server of 10^5
-    tools would hold them all for nothing (it sends the text; a search parses what it found).
+    tools would hold them all for nothing (it sends the text). Each definition is encoded
+    as it is made and dropped; a search makes the definitions of what it found again.
     """
 
-    encoded: dict[str, bytes]
-    """Each tool's definition (JSON text), by exposed name, deferred ones included."""
-    shown: list[bytes]
-    """What ``tools/list`` shows, in order: the tools not deferred and, when some are, the
+    shown: bytes
+    """The JSON array ``tools/list`` shows: the tools not deferred and, when some are, the
     search tool."""
     meta: str | None
     """The search tool's name (None: no tool is deferred)."""
@@ -58,24 +57,25 @@ def listing(toolset: Toolset) -> Listing:
 
 
 def _listing(toolset: Toolset) -> Listing:
-    encoded: dict[str, bytes] = {}
+    shown: list[bytes] = []
     structured: set[str] = set()
     wrapped: set[str] = set()
+    deferred = toolset.deferred
     for entry in toolset.entries():
         name = entry.exposed
-        defined = definition(entry.tool, "mcp", name=name)
-        if "outputSchema" in defined:
+        if entry.tool.output_schema is not None:
             structured.add(name)
             if wraps_output(entry.tool.output_schema):
                 wrapped.add(name)
-        encoded[name] = dump(defined)
-    deferred = toolset.deferred
-    if not deferred:
-        return Listing(encoded, list(encoded.values()), None, structured, wrapped)
-    listed = [Listed(e.exposed, e.pack, e.tool, e.deferred) for e in toolset.entries()]
-    shown = [text for name, text in encoded.items() if name not in deferred]
-    shown.append(dump(definition(search_tool(listed), "mcp")))
-    return Listing(encoded, shown, meta_name(toolset.names()), structured, wrapped)
+        if name not in deferred:
+            shown.append(dump(definition(entry.tool, "mcp", name=name)))
+    meta = None
+    if deferred:
+        listed = [Listed(e.exposed, e.pack, e.tool, e.deferred) for e in toolset.entries()]
+        shown.append(dump(definition(search_tool(listed), "mcp")))
+        meta = meta_name(toolset.names())
+    text = b"[" + b",".join(shown) + b"]"
+    return Listing(text, meta, structured, wrapped)
 
 
 class Found:

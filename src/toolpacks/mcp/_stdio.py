@@ -187,8 +187,9 @@ def _read_line(stream: IO[bytes]) -> bytes | _TooLarge | None:
     return _TOO_LARGE
 
 
-def _write(stream: IO[bytes], data: bytes) -> None:
-    stream.write(data)
+def _write(stream: IO[bytes], *parts: bytes) -> None:
+    for part in parts:
+        stream.write(part)
     stream.flush()
 
 
@@ -326,7 +327,7 @@ class _Session:
         reply = self._protocol.reply(decoded, self._tools_changed)
         if reply is None:
             return
-        if isinstance(reply, dict | bytes):
+        if isinstance(reply, dict | list):
             await self._send(reply)
             return
         request_id = decoded["id"]
@@ -368,12 +369,13 @@ class _Session:
     async def _tools_changed(self) -> None:
         await self._send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
-    async def _send(self, message: dict[str, Any] | bytes) -> None:
+    async def _send(self, message: dict[str, Any] | list[bytes]) -> None:
+        """Write one message: a dict to encode, or its JSON text in parts."""
         if self._broken:
             return
-        data = (message if isinstance(message, bytes) else encode(message)) + b"\n"
+        parts = message if isinstance(message, list) else [encode(message)]
         try:
-            await self._writer.run(lambda: _write(self._stdout, data))
+            await self._writer.run(lambda: _write(self._stdout, *parts, b"\n"))
         except (OSError, ValueError) as exc:  # the client closed its end
             logger.info("toolpacks serve: cannot write to the client (%s)", exc)
             self._broken = True

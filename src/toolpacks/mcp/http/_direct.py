@@ -183,7 +183,7 @@ class DirectRoute:
         modern = version != _LEGACY
         if value["method"] == "tools/list":
             extra = {**_CACHED, "_meta": self.server_meta} if modern else None
-            await _respond(send, 200, self.answers.list_reply(request_id, extra))
+            await _respond(send, 200, *self.answers.list_reply(request_id, extra))
             return
         try:
             result = await self._call(params, request_id)
@@ -232,7 +232,10 @@ def _reply(request_id: str | int, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + dump(request_id) + b',"result":' + result + b"}"
 
 
-async def _respond(send: Send, status: int, body: bytes) -> None:
-    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode("ascii"))]
+async def _respond(send: Send, status: int, *parts: bytes) -> None:
+    """A JSON response of ``parts`` (sent one after the other, not joined)."""
+    length = sum(len(part) for part in parts)
+    headers = [*_JSON_HEADERS, (b"content-length", str(length).encode("ascii"))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    for number, part in enumerate(parts, 1):
+        await send({"type": "http.response.body", "body": part, "more_body": number < len(parts)})
