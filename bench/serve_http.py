@@ -6,7 +6,8 @@ one process each (``toolpacks serve --http 127.0.0.1:0 --workers 1``; ``MCPServe
 runs on CPU 1 and the load on CPU 0 (``sched_setaffinity``), so neither steals the other's
 core. The load is this process: K keep-alive connections on raw asyncio sockets (a load
 generator that costs far less than either server), each sending ``tools/call`` POSTs back
-to back and checking every reply (status 200, ``"structuredContent":{"result":42}``).
+to back (reconnecting when a reply says ``Connection: close``) and checking every reply
+(status 200, ``"structuredContent":{"result":42}``).
 
 Each case is a server and a protocol revision: ``2025-11-25`` (the handshake era; a
 stateless server answers calls without one) and ``2026-07-28`` (self-contained requests: the
@@ -93,21 +94,31 @@ def request_bytes(host: str, path: str, version: str) -> bytes:
 async def _one_connection(
     port: int, request: bytes, stop_at: float, counts: dict[str, int], measure_from: float
 ) -> None:
+    """Send calls back to back on one keep-alive connection, reconnecting when told to close.
+
+    (toolpacks closes a connection after ``max_requests`` answers, as nginx does, so clients
+    spread over workers; the reconnection is part of what is measured.)
+    """
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         while (now := time.perf_counter()) < stop_at:
             writer.write(request)
             head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
+            length, close = 0, False
+            for line in head.lower().split(b"\r\n"):
+                if line.startswith(b"content-length:"):
                     length = int(line.split(b":", 1)[1])
+                elif line.startswith(b"connection:") and b"close" in line:
+                    close = True
             body = await reader.readexactly(length)
             ok = head.startswith(b"HTTP/1.1 200") and EXPECTED in body.replace(b" ", b"")
             if now >= measure_from:
                 counts["ok" if ok else "errors"] += 1
             elif not ok:
                 counts["warmup_errors"] += 1
+            if close:
+                writer.close()
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
     finally:
         writer.close()
 

@@ -34,7 +34,9 @@ __all__ = ["DirectRoute"]
 
 _LEGACY = "legacy"
 _VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_RESERVED = "io.modelcontextprotocol/"
+_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+_ENVELOPES_KEPT = 256
+"""Distinct ``_meta`` envelopes whose verdict is remembered (then the memory starts anew)."""
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 _LIST_KEYS = frozenset({"cursor", "_meta"})
 _CALL_KEYS = frozenset({"name", "arguments", "_meta"})
@@ -82,21 +84,20 @@ class DirectRoute:
         """Tools whose input schema binds arguments to headers (the SDK checks those)."""
         info = {"name": server_name, "version": __version__}
         self.server_meta = {"io.modelcontextprotocol/serverInfo": info}
+        self._envelopes: dict[tuple[str, str, bytes], bool] = {}
+        self._in_flight = metrics.in_flight.labels(agent)
 
     # -- which requests
 
     def route(self, headers: list[tuple[bytes, bytes]], value: Any) -> str | None:
         """The protocol revision to answer ``value`` at, or None to leave it to the SDK."""
-        version: str | None = None
+        routing: dict[bytes, str] = {}
         accept = content_type = None
-        seen: set[bytes] = set()
         for key, raw in headers:
             if key in _ROUTING:
-                if key in seen:
+                if key in routing:
                     return None
-                seen.add(key)
-                if key == b"mcp-protocol-version":
-                    version = raw.decode("latin-1")
+                routing[key] = raw.decode("latin-1")
             elif key == b"accept":
                 accept = raw
             elif key == b"content-type":
@@ -109,9 +110,10 @@ class DirectRoute:
             return None
         if not self._plain_request(value):
             return None
+        version = routing.get(b"mcp-protocol-version")
         if version is None or version in self.legacy:
             return _LEGACY if self._legacy_meta(value.get("params")) else None
-        if version in self.modern and self._modern_ok(headers, value, version):
+        if version in self.modern and self._modern_ok(routing, value, version):
             return version
         return None
 
@@ -156,23 +158,35 @@ class DirectRoute:
         token = meta.get("progressToken", "")
         return type(token) is str or type(token) is int
 
-    def _modern_ok(self, headers: list[tuple[bytes, bytes]], value: Any, version: str) -> bool:
-        """Whether the SDK's own checks pass a 2026-07-28 request's envelope and parameters."""
-        from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
-        from mcp_types.methods import validate_client_request
-        from pydantic import ValidationError
+    def _modern_ok(self, routing: dict[bytes, str], value: Any, version: str) -> bool:
+        """Whether the SDK's own checks pass a 2026-07-28 request's envelope and parameters.
 
-        folded = {k.decode("latin-1"): v.decode("latin-1") for k, v in headers}
-        verdict = classify_inbound_request(value, headers=folded)
-        if isinstance(verdict, InboundLadderRejection) or verdict.protocol_version != version:
-            return False
+        The rungs of the SDK's ``classify_inbound_request`` that a request passes (the
+        envelope's version and capabilities, the version, method and name headers agreeing
+        with the body), then its parameter models, judged once per distinct ``_meta`` (a
+        client sends the same one every time) and remembered.
+        """
+        from mcp.shared.inbound import decode_header_value
+
+        method = value["method"]
         params = value["params"]
-        bare = {k: v for k, v in params.items() if k != "arguments"}
-        try:
-            validate_client_request(value["method"], version, bare)
-        except (ValidationError, ValueError, KeyError):
+        meta = params.get("_meta")
+        if type(meta) is not dict or _VERSION_KEY not in meta or _CAPABILITIES_KEY not in meta:
             return False
-        return True
+        if meta[_VERSION_KEY] != version or routing.get(b"mcp-method") != method:
+            return False
+        if method == "tools/call" and (
+            decode_header_value(routing.get(b"mcp-name")) != params["name"]
+        ):
+            return False
+        key = (method, version, dump(meta))
+        verdict = self._envelopes.get(key)
+        if verdict is None:
+            verdict = _valid_params(method, version, meta)
+            if len(self._envelopes) >= _ENVELOPES_KEPT:
+                self._envelopes.clear()
+            self._envelopes[key] = verdict
+        return verdict
 
     # -- answering
 
@@ -203,7 +217,7 @@ class DirectRoute:
         tool = name if name in self.answers.names else ""
         metrics, agent = self.metrics, self.agent
         started = time.perf_counter()
-        metrics.in_flight.labels(agent).inc()
+        self._in_flight.inc()
         outcome = "failed"
         try:
             result = await self.answers.call(name, params.get("arguments"), request_id)
@@ -217,8 +231,27 @@ class DirectRoute:
             metrics.cancelled.append(f"{agent}/{name}" if tool else agent)
             raise
         finally:
-            metrics.in_flight.labels(agent).dec()
+            self._in_flight.dec()
             metrics.record(agent, tool, outcome, time.perf_counter() - started)
+
+
+def _valid_params(method: str, version: str, meta: dict[str, Any]) -> bool:
+    """Whether the SDK's parameter models accept a request of ``method`` with this ``_meta``.
+
+    The name and arguments are checked by ``route`` (a string, an object); only the
+    envelope's models (client capabilities and information) are left to judge.
+    """
+    from mcp_types.methods import validate_client_request
+    from pydantic import ValidationError
+
+    params: dict[str, Any] = {"_meta": meta}
+    if method == "tools/call":
+        params["name"] = "tool"
+    try:
+        validate_client_request(method, version, params)
+    except (ValidationError, ValueError, KeyError):
+        return False
+    return True
 
 
 def _maps_headers(header_map: Any, schema: Any) -> bool:
