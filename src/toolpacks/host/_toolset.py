@@ -16,6 +16,7 @@ from toolpacks.core.call._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import PackError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
+from toolpacks.host._call_shapes import normalize_call, renamed_error
 
 if TYPE_CHECKING:
     from toolpacks.hookspecs import Decision, Ranker
@@ -299,7 +300,7 @@ class Toolset:
             if result.error is not None:
                 # The message names the tool; name it as the model called it (a renamed or
                 # prefixed tool), while hooks and logs keep the tool's own name.
-                result = _renamed_error(result, tool.name, name)
+                result = renamed_error(result, tool.name, name)
         return result
 
     def call_sync(
@@ -422,7 +423,7 @@ class Toolset:
         run at once; per-tool locks still apply; one failure never cancels the others (an
         exception escaping a hook becomes that call's error result).
         """
-        normalized = [_normalize_call(c) for c in calls]
+        normalized = [normalize_call(c) for c in calls]
         cap = self.max_concurrency if max_concurrency is None else max_concurrency
         if cap < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {cap}")
@@ -468,34 +469,3 @@ class Toolset:
         from toolpacks.host._search_tools import execute
 
         return await execute(self, payload, format)
-
-
-def _renamed_error(result: ToolResult, own: str, exposed: str) -> ToolResult:
-    """``result`` with its error message naming ``exposed`` instead of ``own``."""
-    error = result.error
-    assert error is not None
-    message = error.message.replace(f"'{own}'", f"'{exposed}'", 1)
-    return error_result(
-        error.kind,
-        message,
-        tool_name=exposed,
-        call_id=result.call_id,
-        details=error.details,
-        exception_type=error.exception_type,
-        started_at=result.started_at,
-        duration=result.duration,
-    )
-
-
-def _normalize_call(call: Any) -> tuple[str, Any, str | None]:
-    if isinstance(call, tuple | list) and len(call) == 2:
-        return str(call[0]), call[1], None
-    if isinstance(call, Mapping):
-        return str(call.get("name", "")), call.get("arguments"), call.get("id")
-    name = getattr(call, "name", None)
-    if isinstance(name, str):
-        return name, getattr(call, "arguments", None), getattr(call, "id", None)
-    raise TypeError(
-        f"cannot read a tool call from {type(call).__name__}; pass (name, arguments) pairs, "
-        "mappings with 'name' and 'arguments', or ToolCall objects"
-    )

@@ -35,7 +35,8 @@ from toolpacks.core._result import ToolResult
 from toolpacks.core.call._plan import plan_of
 from toolpacks.exceptions import ToolNotFoundError
 from toolpacks.host._approval import ApprovalRequest, Approver
-from toolpacks.host._toolset import ToolEntry, Toolset, _renamed_error
+from toolpacks.host._call_shapes import renamed_error
+from toolpacks.host._toolset import ToolEntry, Toolset
 
 __all__ = [
     "Outcome",
@@ -289,7 +290,7 @@ def plain_result(
     if result.tool_name != name:
         result.tool_name = name
         if result.error is not None:
-            result = _renamed_error(result, entry.tool.name, name)
+            result = renamed_error(result, entry.tool.name, name)
     return result
 
 
