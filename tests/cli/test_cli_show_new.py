@@ -172,11 +172,14 @@ runpy.run_module("toolpacks", run_name="__main__", alter_sys=True)
 """
 
 
-@pytest.mark.parametrize("argv", [["serve"], ["serve", "--agent", "a"]])
+@pytest.mark.parametrize("argv", [["serve", "--http", "127.0.0.1:0", "--agent", "a"]])
 def test_serve_without_the_mcp_sdk_says_what_to_install(
     cli: Any, site: Any, clock_source: str, place: Any, argv: list[str]
 ) -> None:
-    """No MCP SDK: one line naming the extra, exit 2, nothing on stdout."""
+    """No MCP SDK, over HTTP: one line naming the extra, exit 2, nothing on stdout.
+
+    Over stdio the SDK is not needed (tests/packs/test_isolated_strands.py).
+    """
     site.pack("clock", clock_source)
     place.configure('[agents.a]\npacks = ["clock"]\n')
     done = cli.run(*place.argv(*argv), cwd=place.cwd, python=("-c", WITHOUT_MCP), input="")

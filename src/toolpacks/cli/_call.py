@@ -116,9 +116,12 @@ def mcp_available() -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     """``toolpacks serve``: checked before a byte of MCP is written to stdout.
 
-    Without the MCP SDK, or with an agent no configuration defines, it fails with one line.
+    Over stdio (an agent, or ``--pack`` as an isolated child) toolpacks answers the protocol
+    itself, so the MCP SDK is not needed: a pack's environment may hold an ``mcp`` the extra
+    refuses (strands-agents pins ``mcp<2.2``). ``--http`` without the SDK, or an agent no
+    configuration defines, fails with one line.
     """
-    if not mcp_available():
+    if args.http is not None and not mcp_available():
         raise CliError(MCP_MISSING)
     if args.pack is not None:
         from toolpacks.cli._install import serve_pack

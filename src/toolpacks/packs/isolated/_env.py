@@ -12,6 +12,8 @@ toolpacks itself is installed into each environment at the host's version and fr
 host got it, read from its installation metadata (``direct_url.json``): the checkout it was
 installed from (editable or not), a wheel or URL, or else the package index. So a pack whose
 requirements name ``toolpacks`` installs from a checkout with no index that holds toolpacks.
+It is installed without the ``mcp`` extra (the child serves stdio without the SDK), so a pack
+may pin the ``mcp`` the host's extra refuses.
 ``toolpacks gc`` removes environments no configuration in use names (``remove_unused``).
 """
 
@@ -135,7 +137,12 @@ def _source_digest(path: Path) -> str:
 
 
 def toolpacks_requirement() -> list[str]:
-    """``uv pip install`` arguments for toolpacks (with its MCP extra) as the host has it."""
+    """``uv pip install`` arguments for toolpacks as the host has it, without the MCP extra.
+
+    The child serves stdio with toolpacks' own protocol modules, so it needs no MCP SDK; with
+    the extra (``mcp>=2.3``) a pack pinning an older ``mcp`` (strands-agents: ``mcp<2.2``)
+    could not be installed beside it.
+    """
     from importlib import metadata
 
     try:
@@ -149,15 +156,15 @@ def toolpacks_requirement() -> list[str]:
         if "vcs_info" in data:
             vcs = data["vcs_info"]
             at = f"@{vcs['commit_id']}" if vcs.get("commit_id") else ""
-            return [f"toolpacks[mcp] @ {vcs.get('vcs', 'git')}+{url}{at}"]
+            return [f"toolpacks @ {vcs.get('vcs', 'git')}+{url}{at}"]
         if url.startswith("file://"):
             path = unquote(urlsplit(url).path)
             if data.get("dir_info", {}).get("editable"):
-                return ["-e", f"{path}[mcp]"]
-            return [f"toolpacks[mcp] @ {url}"]
+                return ["-e", path]
+            return [f"toolpacks @ {url}"]
         if url:
-            return [f"toolpacks[mcp] @ {url}"]
-    return [f"toolpacks[mcp]=={__version__}"]
+            return [f"toolpacks @ {url}"]
+    return [f"toolpacks=={__version__}"]
 
 
 def _python_tag() -> str:
