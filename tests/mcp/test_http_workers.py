@@ -281,6 +281,40 @@ def test_metrics_sum_every_worker_and_never_go_backwards(
     def scrape() -> str:
         return httpx.get(f"{server.base}/metrics", timeout=HTTP_TIMEOUT).text
 
+    def on_the_free_worker() -> httpx.Client:
+        """A keep-alive connection a worker whose loop is free has taken.
+
+        With a socket per worker (SO_REUSEPORT) the kernel may hand a new connection to the
+        blocked worker: a probe that gets no answer is dropped and a new connection tried.
+        The probe is ``/healthz``, so a dropped one changes no count when it is answered late.
+        """
+        for _ in range(60):
+            client = httpx.Client(timeout=HTTP_TIMEOUT)
+            try:
+                client.get(f"{server.base}/healthz", timeout=1.0)
+                return client
+            except httpx.TimeoutException:
+                client.close()
+        raise AssertionError(f"no free worker answered: {server.stderr()}")
+
+    def adds_on_the_free_worker() -> None:
+        client = on_the_free_worker()
+        try:
+            for i in range(3):
+                body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+                body["params"] = {"name": "add", "arguments": {"a": i, "b": 1}}  # type: ignore[assignment]
+                answer = client.post(url, json=body, headers=headers)
+                assert answer.json()["result"]["structuredContent"]["result"] == i + 1
+        finally:
+            client.close()
+
+    def scrape_the_free_worker() -> str:
+        client = on_the_free_worker()
+        try:
+            return client.get(f"{server.base}/metrics").text
+        finally:
+            client.close()
+
     def wait_for(path: Path) -> None:
         deadline = time.monotonic() + HTTP_TIMEOUT
         while not path.exists():
@@ -302,10 +336,10 @@ def test_metrics_sum_every_worker_and_never_go_backwards(
 
     # Phase 1: one worker is blocked; three adds go to the other. The counts are now split.
     first_blocked, _ = asyncio.run(
-        asyncio.wait_for(blocked(1, lambda: [call("add", a=i, b=1) for i in range(3)]), 60)
+        asyncio.wait_for(blocked(1, adds_on_the_free_worker), 60)
     )
     # Phase 2: block either worker and scrape the other: it must see both workers' counts.
-    _, text = asyncio.run(asyncio.wait_for(blocked(2, scrape), 60))
+    _, text = asyncio.run(asyncio.wait_for(blocked(2, scrape_the_free_worker), 60))
     assert _total(text, "toolpacks_mcp_calls_total", tool="add", outcome="ok") == 3
     assert _total(text, "toolpacks_mcp_calls_total", tool="block_loop", outcome="ok") == 1
     assert _total(text, "toolpacks_mcp_call_duration_seconds_count", tool="add") == 3
