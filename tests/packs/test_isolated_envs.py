@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -171,6 +172,25 @@ def _toolpacks(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Any:
     )
 
 
+def _serve_http(config: Path, cwd: Path) -> tuple[str, subprocess.Popen[str]]:
+    """``toolpacks serve --agent dev --http 127.0.0.1:0``: its agent URL, and the process."""
+    argv = ["--config", str(config), "serve", "--agent", "dev", "--http", "127.0.0.1:0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolpacks", *argv],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:  # ends when the process does: a server that cannot start
+        match = re.search(r"(http://\S+/agents/dev/mcp)", line)
+        if match:
+            return match.group(1), proc
+    proc.wait(30)
+    raise AssertionError(f"toolpacks serve --http did not start (status {proc.returncode})")
+
+
 def test_install_isolated_then_call_toolset_serve_and_gc(
     tmp_path: Path, repos: dict[str, Path], shared_cache: Path
 ) -> None:
@@ -216,6 +236,16 @@ def test_install_isolated_then_call_toolset_serve_and_gc(
         toolset = client.toolset(packs=["served"])
         result = asyncio.run(toolset.call("which", {}))
         assert result.value == {"result": "1.0"}, result.content  # MCP wraps a string output
+
+    # Served over streamable HTTP, mounted by another host with `url`.
+    url = _serve_http(config, work)
+    try:
+        with Host({"mcp_servers": {"web": {"url": url[0], "timeout": 120}}}, discover=False) as web:
+            result = asyncio.run(web.toolset(packs=["web"]).call("which", {}))
+            assert result.value == {"result": "1.0"}, result.content
+    finally:
+        url[1].terminate()
+        url[1].wait(30)
 
     env = env_for(str(repos["alpha"]), work)
     assert env.ready
