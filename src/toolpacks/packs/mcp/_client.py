@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolpacks.core import _logscrub
 from toolpacks.core._context import ToolContext
 from toolpacks.core._secrets import REDACTED, is_secret_key, is_secret_value, scrub
 from toolpacks.core._tool import Tool
@@ -45,7 +46,7 @@ from toolpacks.packs.mcp._names import (
     exposed_names,
     tool_name,
 )
-from toolpacks.packs.mcp._relay import MESSAGE_TOO_LARGE, remember_secrets
+from toolpacks.packs.mcp._relay import MESSAGE_TOO_LARGE
 from toolpacks.packs.mcp._results import content_text, result_value
 from toolpacks.packs.mcp._spec import (
     ServerSpec,
@@ -227,7 +228,7 @@ class _Mount:
         self.secrets = _secret_values(spec.env, spec.headers, cfg.headers, spec.args)
         """Values kept out of messages, logs and results (secret variables, headers and
         arguments)."""
-        remember_secrets(self.secrets)
+        _logscrub.remember(self, self.secrets)  # the SDK's records too (the mcp logger tree)
         self.problems: list[str] = []
         """Problems of the configuration (unset variables, plain HTTP), kept across lists."""
         self.pack: LoadedPack | None = None

@@ -16,7 +16,7 @@ instead, which:
   would log with their text, secrets included, logging them at debug level, scrubbed.
 
 Servers started elsewhere (other users of the SDK in the process) keep the SDK's reader.
-``SdkLogScrubber`` masks mounted servers' secrets in what the SDK's stdio client logs.
+What the SDK's stdio client logs is scrubbed like every ``mcp`` record (``core._logscrub``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ import contextvars
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from toolpacks.core._secrets import MASK, scrub
 
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream
@@ -40,7 +38,6 @@ __all__ = [
     "BoundedLines",
     "bounded_stdout",
     "describe_size",
-    "remember_secrets",
 ]
 
 logger = logging.getLogger("toolpacks.mcp")
@@ -113,7 +110,6 @@ def _install() -> None:
         return BoundedLines(transport_stream, limits.cap, limits.name, limits.scrub)
 
     stdio.TextReceiveStream = text_stream  # type: ignore[attr-defined,assignment]
-    logging.getLogger(stdio.__name__).addFilter(_scrubber)
     _installed = True
 
 
@@ -287,33 +283,3 @@ def _request_id(token: str | None) -> str | int | None:
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     return value
-
-
-# -- the SDK's log records ------------------------------------------------------------------------
-
-_secrets: dict[str, None] = {}
-"""Secrets of every server mounted in this process (kept for the process's life)."""
-
-
-def remember_secrets(values: Iterable[str]) -> None:
-    """Mask ``values`` in what the SDK's stdio client logs from now on."""
-    _secrets.update(dict.fromkeys(v for v in values if v))
-
-
-class SdkLogScrubber(logging.Filter):
-    """Masks mounted servers' secrets in the SDK's log records (a line it could not parse)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Rewrite ``record``'s message and traceback with the secrets masked."""
-        secrets = tuple(_secrets)
-        if not secrets:
-            return True
-        record.msg = scrub(record.getMessage(), secrets, MASK)
-        record.args = None
-        if record.exc_info:
-            trace = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = scrub(trace, secrets, MASK)
-        return True
-
-
-_scrubber = SdkLogScrubber()
