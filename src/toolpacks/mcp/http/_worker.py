@@ -80,15 +80,11 @@ def _worker_logging(level: int | None, secrets: tuple[str, ...]) -> None:
     """Print toolpacks' log records on stderr, redacted, as the command line does."""
     if level is None:
         return
-    from toolpacks.core._secrets import redact_text
+    from toolpacks.core._logscrub import scrub_record
 
     class Redact(logging.Filter):
         def filter(self, record: logging.LogRecord) -> bool:
-            record.msg = redact_text(record.getMessage(), secrets)
-            record.args = None
-            if record.exc_info:
-                trace = logging.Formatter().formatException(record.exc_info)
-                record.exc_text = redact_text(trace, secrets)
+            scrub_record(record, secrets)  # the token, and token-like strings
             return True
 
     class Format(logging.Formatter):
