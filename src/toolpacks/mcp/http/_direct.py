@@ -17,12 +17,11 @@ plain ones), so every error and every other feature keeps the SDK's exact behavi
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.mcp._direct import UnknownTool, dump
+from toolpacks.mcp.http._metrics import counted
 
 if TYPE_CHECKING:
     from starlette.types import Send
@@ -212,27 +211,20 @@ class DirectRoute:
         await _respond(send, 200, _reply(request_id, dump(result)))
 
     async def _call(self, params: Mapping[str, Any], request_id: str | int) -> dict[str, Any]:
-        """Run the call, timed, logged and counted as ``_metrics.observed`` does."""
+        """Run the call, timed, logged and counted (``_metrics.counted``, as the SDK road)."""
         name = params["name"]
         tool = name if name in self.answers.names else ""
-        metrics, agent = self.metrics, self.agent
-        started = time.perf_counter()
-        self._in_flight.inc()
-        outcome = "failed"
-        try:
-            result = await self.answers.call(name, params.get("arguments"), request_id)
-            outcome = "error" if result.get("isError") else "ok"
-            return result
-        except UnknownTool:
-            outcome = "unknown_tool" if not tool else "failed"
-            raise
-        except asyncio.CancelledError:
-            outcome = "cancelled"
-            metrics.cancelled.append(f"{agent}/{name}" if tool else agent)
-            raise
-        finally:
-            self._in_flight.dec()
-            metrics.record(agent, tool, outcome, time.perf_counter() - started)
+        run = self.answers.call(name, params.get("arguments"), request_id)
+        return await counted(
+            self.metrics,
+            self.agent,
+            name,
+            tool,
+            self._in_flight,
+            run,
+            lambda r: bool(r.get("isError")),
+            UnknownTool,
+        )
 
 
 def _valid_params(method: str, version: str, meta: dict[str, Any]) -> bool:

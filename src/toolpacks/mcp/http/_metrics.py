@@ -22,7 +22,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import mcp_types
@@ -150,10 +150,48 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+T = TypeVar("T")
+
+
 def _number(value: float) -> str:
     if value == int(value) and abs(value) < 2**53:
         return str(int(value))
     return repr(float(value))
+
+
+async def counted(
+    metrics: CallMetrics,
+    agent: str,
+    name: str,
+    tool: str,
+    gauge: Any,
+    run: Awaitable[T],
+    is_error: Callable[[T], bool],
+    unknown: type[BaseException],
+) -> T:
+    """Await ``run`` (one call of ``name``), timed, logged and counted under ``agent``.
+
+    ``tool`` is ``name`` when the agent has such a tool, else "" (so that unknown names do
+    not become labels); ``gauge`` is the agent's in-flight gauge; ``unknown`` is what ``run``
+    raises for a tool it does not know. Every road that answers ``tools/call`` counts here.
+    """
+    started = time.perf_counter()
+    gauge.inc()
+    outcome = "failed"
+    try:
+        result = await run
+        outcome = "error" if is_error(result) else "ok"
+        return result
+    except unknown:
+        outcome = "unknown_tool" if not tool else "failed"
+        raise
+    except asyncio.CancelledError:
+        outcome = "cancelled"
+        metrics.cancelled.append(f"{agent}/{name}" if tool else agent)
+        raise
+    finally:
+        gauge.dec()
+        metrics.record(agent, tool, outcome, time.perf_counter() - started)
 
 
 def observed(
@@ -167,22 +205,10 @@ def observed(
     ) -> mcp_types.CallToolResult:
         name = params.name
         tool = name if name in names else ""
-        started = time.perf_counter()
-        metrics.in_flight.labels(agent).inc()
-        outcome = "failed"
-        try:
-            result = await handler(ctx, params)
-            outcome = "error" if result.is_error else "ok"
-            return result
-        except MCPError:
-            outcome = "unknown_tool" if not tool else "failed"
-            raise
-        except asyncio.CancelledError:
-            outcome = "cancelled"
-            metrics.cancelled.append(f"{agent}/{name}" if tool else agent)
-            raise
-        finally:
-            metrics.in_flight.labels(agent).dec()
-            metrics.record(agent, tool, outcome, time.perf_counter() - started)
+        gauge = metrics.in_flight.labels(agent)
+        run = handler(ctx, params)
+        return await counted(
+            metrics, agent, name, tool, gauge, run, lambda r: bool(r.is_error), MCPError
+        )
 
     return call_tool
