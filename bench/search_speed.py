@@ -98,7 +98,7 @@ def toolset_of(records: Sequence[dict[str, Any]]) -> Any:
 
 
 def measure(size: int, repeats: int, queries: int) -> dict[str, Any]:
-    from toolpacks.host._search import build_index
+    from toolpacks.host.search._index import build_index
 
     words = Words(random.Random(size))
     toolset = toolset_of([record(words, i) for i in range(size)])

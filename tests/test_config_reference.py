@@ -1,6 +1,6 @@
 """The configuration reference lists every key the configuration accepts, and no other.
 
-The keys are read from the configuration's pydantic models (``host/_config.py``), not from a
+The keys are read from the configuration's pydantic models (``host/config/_models.py``), not from a
 list kept here: a key added to a model and not to ``docs/reference/configuration.md`` fails
 this test. A table of tables (``[agents.NAME]``) is written with ``NAME`` in its keys.
 """
@@ -15,7 +15,7 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from toolpacks.host._config import Config
+from toolpacks.host.config._load import Config
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "configuration.md"
 ROW = re.compile(r"^\|\s*`([a-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)`\s*\|", re.M)

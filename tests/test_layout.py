@@ -65,6 +65,8 @@ SUBPACKAGES = (
     "packs/isolated",
     "filetools",
     "host",
+    "host/config",
+    "host/search",
     "export",
     "mcp",
     "mcp/http",

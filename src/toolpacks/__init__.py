@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from toolpacks.hookspecs import hookimpl, hookspec, tagged
     from toolpacks.host._approval import ApprovalRequest
     from toolpacks.host._host import Host, PackInfo
-    from toolpacks.host._search import SearchHit
     from toolpacks.host._toolset import Toolset
+    from toolpacks.host.search._index import SearchHit
 
 __all__ = [
     "ApprovalRequest",
@@ -102,7 +102,7 @@ _LOCATIONS = {
     "PackError": "toolpacks.exceptions",
     "PackInfo": "toolpacks.host._host",
     "Registry": "toolpacks.core._registry",
-    "SearchHit": "toolpacks.host._search",
+    "SearchHit": "toolpacks.host.search._index",
     "Tool": "toolpacks.core._tool",
     "ToolConflictError": "toolpacks.exceptions",
     "ToolContext": "toolpacks.core._context",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from toolpacks.cli._main import main
-from toolpacks.host._config import redact_args
+from toolpacks.host.config._load import redact_args
 from toolpacks.packs.mcp._spec import ServerSpec
 
 ARG_SECRETS = {

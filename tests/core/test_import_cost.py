@@ -162,7 +162,7 @@ def test_configuration_models_are_built_when_first_used() -> None:
     """Importing the configuration module builds no validator; loading a configuration does."""
     out = run(
         """
-        from toolpacks.host._config import Config, load_config
+        from toolpacks.host.config._load import Config, load_config
 
         before = Config.__pydantic_complete__
         loaded = load_config({"agents": {"a": {"packs": ["x"]}}})
@@ -175,7 +175,7 @@ def test_configuration_models_are_built_when_first_used() -> None:
 def test_importing_host_imports_no_configuration_models() -> None:
     """``from toolpacks import Host``: pydantic's fields module and the config models wait."""
     loaded = modules_after("from toolpacks import Host")
-    assert loaded.isdisjoint({"toolpacks.host._config", "pydantic.fields", "asyncio"})
+    assert loaded.isdisjoint({"toolpacks.host.config._load", "pydantic.fields", "asyncio"})
 
 
 def test_importing_host_imports_no_pack_engine_or_metadata_scan() -> None:

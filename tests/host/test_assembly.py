@@ -18,8 +18,8 @@ from toolpacks.host._assembly import (
     select,
 )
 from toolpacks.host._compose import Candidate
-from toolpacks.host._config import AgentConfig, SettingsConfig
 from toolpacks.host._conflicts import error_on_conflict, priority_on_conflict
+from toolpacks.host.config._load import AgentConfig, SettingsConfig
 from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
 
 NO_OVERRIDES: dict[str, Any] = {}

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from toolpacks import Host, Tool, Toolbox, Toolset, hookimpl, tool
-from toolpacks.host._config import SettingsConfig
 from toolpacks.host._toolset import ToolEntry
+from toolpacks.host.config._load import SettingsConfig
 
 MIB = 1024 * 1024
 Run = Callable[[Coroutine[Any, Any, Any]], Any]

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from toolpacks import Host, SearchHit, Tool, Toolset, tool
-from toolpacks.host._search import SearchDocument
-from toolpacks.host._search_text import stem, tokenize
+from toolpacks.host.search._index import SearchDocument
+from toolpacks.host.search._text import stem, tokenize
 
 
 @tool
@@ -213,7 +213,7 @@ def test_one_wide_repeat_is_accepted(toolset: Toolset) -> None:
 def test_the_index_is_built_once_and_reused(
     toolset: Toolset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolpacks.host import _search
+    from toolpacks.host.search import _index as _search
 
     built: list[int] = []
     original = _search.build_index
@@ -486,7 +486,7 @@ def test_pruned_queries_rank_exactly_as_a_full_sum() -> None:
     """Stopping early on long posting lists (MaxScore) never changes the top results."""
     import random
 
-    from toolpacks.host._search import SearchIndex, query_terms
+    from toolpacks.host.search._index import SearchIndex, query_terms
 
     rng = random.Random(7)
     vocab = [f"w{i}x" for i in range(60)]

@@ -16,7 +16,7 @@ import pytest
 
 from toolpacks import Host
 from toolpacks.exceptions import ConfigError
-from toolpacks.host._config import untrusted_keys
+from toolpacks.host.config._load import untrusted_keys
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

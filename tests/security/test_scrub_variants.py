@@ -240,7 +240,7 @@ def test_a_server_configs_repr_hides_its_environment_and_headers(server: str) ->
 
 def test_the_raw_configuration_shown_hides_server_environments_and_headers() -> None:
     """``repr(host.config)`` (its raw part, ``shown_raw``) hides those values too."""
-    from toolpacks.host._config import shown_raw
+    from toolpacks.host.config._load import shown_raw
 
     config = Host(SERVERS, discover=False).config
     for text in (repr(shown_raw(config.raw)), repr(config)):

@@ -102,7 +102,7 @@ def config_secrets(host: Host, environ: Mapping[str, str] | None = None) -> tupl
     ``{ env = "NAME" }``, the secret-looking variables MCP servers copy from it, and the
     values of secret-looking flags in their arguments (``--token X``).
     """
-    from toolpacks.host._config import redact_args
+    from toolpacks.host.config._load import redact_args
 
     env = os.environ if environ is None else environ
     found = secret_values(host.config.raw, env)

@@ -244,7 +244,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """``toolpacks gc``: remove isolated environments the configuration does not name."""
-    from toolpacks.host._config import load_config
+    from toolpacks.host.config._load import load_config
     from toolpacks.packs.isolated._env import env_for, remove_unused
 
     keep = []

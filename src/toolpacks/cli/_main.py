@@ -168,8 +168,8 @@ def cmd_trust(args: argparse.Namespace) -> int:
     """``toolpacks trust``."""
     from pathlib import Path
 
-    from toolpacks.host._config import find_config, load_config, untrusted_keys
     from toolpacks.host._trust_scope import config_fingerprint, covered_files
+    from toolpacks.host.config._load import find_config, load_config, untrusted_keys
     from toolpacks.packs._trust import trust
 
     if args.path:

@@ -40,7 +40,7 @@ from toolpacks.packs._record import LoadedPack, PackSource
 from toolpacks.packs.entrypoints._pinning import Pins
 
 if TYPE_CHECKING:
-    from toolpacks.host._config import AgentConfig, SettingsConfig
+    from toolpacks.host.config._load import AgentConfig, SettingsConfig
 
 __all__ = [
     "ToolsetRequest",

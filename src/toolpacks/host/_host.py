@@ -36,7 +36,7 @@ from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
 from toolpacks.packs.entrypoints._loading import load_pack, new_plugin_manager, paused_gc
 
 if TYPE_CHECKING:  # imported where used: its pydantic models cost ~30 ms to import
-    from toolpacks.host._config import AgentConfig, LoadedConfig
+    from toolpacks.host.config._load import AgentConfig, LoadedConfig
 
 __all__ = ["Host", "PackInfo"]
 
@@ -80,7 +80,7 @@ class Host:
         path: Sequence[str] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        from toolpacks.host._config import load_config
+        from toolpacks.host.config._load import load_config
         from toolpacks.packs.entrypoints._discovery import path_entries, spare_pydantic_plugin_scan
         from toolpacks.packs.entrypoints._manifest import Manifests
 
@@ -273,7 +273,7 @@ class Host:
                 "it, then run `toolpacks trust`"
             )
             return LoadedPack(replace(info, status="failed", error=error))
-        from toolpacks.host._config import resolve_env
+        from toolpacks.host.config._load import resolve_env
 
         where = f"{self.config.source}: packs.{info.name}"
         try:
@@ -387,7 +387,7 @@ class Host:
             ConfigError: No configuration defines ``agent`` (also when there is none).
         """
         if agent is None:
-            from toolpacks.host._config import AgentConfig
+            from toolpacks.host.config._load import AgentConfig
 
             return AgentConfig()
         agents = self.config.config.agents

@@ -6,7 +6,7 @@ import difflib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolpacks.host._config import LoadedConfig
+    from toolpacks.host.config._load import LoadedConfig
 
 __all__ = ["no_agent_message"]
 

@@ -16,7 +16,7 @@ from toolpacks.packs._record import PackInfo, PackSource
 from toolpacks.packs.mcp._spec import shown_url
 
 if TYPE_CHECKING:
-    from toolpacks.host._config import Config, LoadedConfig
+    from toolpacks.host.config._load import Config, LoadedConfig
 
 __all__ = ["compose", "installed"]
 

@@ -20,7 +20,7 @@ from toolpacks.host._call_shapes import normalize_call, renamed_error
 
 if TYPE_CHECKING:
     from toolpacks.hookspecs import Decision, Ranker
-    from toolpacks.host._search import SearchHit, SearchIndex
+    from toolpacks.host.search._index import SearchHit, SearchIndex
 
 __all__ = ["Authorizer", "ToolEntry", "Toolset"]
 
@@ -185,7 +185,7 @@ class Toolset:
             ValueError: Unknown mode, ``limit`` below 1, or a pattern that is invalid,
                 longer than 200 characters, or could backtrack badly.
         """
-        from toolpacks.host._search import build_index, run_search
+        from toolpacks.host.search._index import build_index, run_search
 
         if self._search_index is None:
             self._search_index = build_index(self._entries.values())
@@ -466,6 +466,6 @@ class Toolset:
         With deferred tools, the model's tool searches are answered too: Responses
         ``tool_search_call`` items, and calls of the ``search_tools`` tool.
         """
-        from toolpacks.host._search_tools import execute
+        from toolpacks.host.search._tools import execute
 
         return await execute(self, payload, format)

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from toolpacks.filetools._reviewed import Budget, Review, file_digest, record, regular_files
-from toolpacks.host._config import LoadedConfig, untrusted_keys
+from toolpacks.host.config._load import LoadedConfig, untrusted_keys
 from toolpacks.packs._trust import fingerprint, is_trusted
 from toolpacks.packs.mcp._spec import server_code_files
 

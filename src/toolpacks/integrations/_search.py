@@ -11,8 +11,8 @@ from typing import Any
 
 from toolpacks.core._tool import Tool
 from toolpacks.export._deferred import SEARCH_SCHEMA, Listed, search_tool
-from toolpacks.host._search_tools import find, found_definitions
 from toolpacks.host._toolset import Toolset
+from toolpacks.host.search._tools import find, found_definitions
 
 __all__ = ["search_toolset"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from toolpacks.export._api import definition
 from toolpacks.export._deferred import Listed, meta_name, search_tool
 from toolpacks.export._mcp import wraps_output
-from toolpacks.host._search_tools import find, search_arguments
+from toolpacks.host.search._tools import find, search_arguments
 from toolpacks.mcp._wire import dump
 
 if TYPE_CHECKING:

@@ -52,6 +52,7 @@ class Toolset(Protocol):
     def search(self, query: str, *, limit: int = ..., mode: str = ...) -> list[Any]: ...
     async def call_many(self, calls: Any) -> list[ToolResult]: ...
 
+
 __all__ = ["FoundResult", "execute", "find", "found_definitions", "search_arguments"]
 
 MAX_LIMIT = 20

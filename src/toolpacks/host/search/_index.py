@@ -28,8 +28,8 @@ from itertools import compress, repeat
 from operator import contains
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.host._search_regex import MAX_PATTERN_LENGTH, compile_pattern
-from toolpacks.host._search_text import split_name, terms, tokenize
+from toolpacks.host.search._regex import MAX_PATTERN_LENGTH, compile_pattern
+from toolpacks.host.search._text import split_name, terms, tokenize
 
 if TYPE_CHECKING:
     from toolpacks.core._tool import Tool

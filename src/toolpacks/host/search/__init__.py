@@ -1,0 +1,1 @@
+"""Tool search: the index, the model's patterns, the tokenizer, and answering searches."""
