@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolpacks.core._context import ToolContext
+    from toolpacks.core._principal import Principal
     from toolpacks.core._jsonargs import ArgumentLimits
     from toolpacks.core._registry import Registry
     from toolpacks.core._result import ArgumentError, ToolErrorInfo, ToolResult
@@ -58,6 +59,7 @@ __all__ = [
     "InvalidArgumentsError",
     "PackError",
     "PackInfo",
+    "Principal",
     "Registry",
     "SearchHit",
     "Tool",
@@ -101,6 +103,7 @@ _LOCATIONS = {
     "InvalidArgumentsError": "toolpacks.core.call._generators",
     "PackError": "toolpacks.exceptions",
     "PackInfo": "toolpacks.host._host",
+    "Principal": "toolpacks.core._principal",
     "Registry": "toolpacks.core._registry",
     "SearchHit": "toolpacks.host.search._index",
     "Tool": "toolpacks.core._tool",

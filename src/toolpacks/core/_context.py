@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolpacks.core._principal import Principal
+
 __all__ = ["CancelEvent", "ToolContext"]
 
 _lock = threading.Lock()
@@ -69,7 +71,8 @@ class ToolContext:
     agent_id: str | None = None
     """The agent whose toolset is making the call, if any."""
     caller_identity: str | None = None
-    """Who the agent acts for (a user or service id), as the application reports it."""
+    """Who the agent acts for (a user or service id): the principal's subject when there is
+    a principal and this is not set."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form data from the application, read-only by convention."""
     invocation_state: dict[str, Any] = field(default_factory=dict)
@@ -81,6 +84,13 @@ class ToolContext:
 
     Every call gets a fresh event, so a context the application reuses for several calls is
     never left cancelled by one of them."""
+    principal: Principal | None = None
+    """Who the call is made for, with its scopes: from a verified token over HTTP, or the
+    application's own. Tools with ``scopes`` refuse a call without one (fail closed)."""
+
+    def __post_init__(self) -> None:
+        if self.caller_identity is None and self.principal is not None:
+            object.__setattr__(self, "caller_identity", self.principal.subject)
 
     @property
     def execution_id(self) -> str:
