@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolpacks.core._context import ToolContext
-    from toolpacks.core._principal import Principal
     from toolpacks.core._jsonargs import ArgumentLimits
+    from toolpacks.core._principal import Principal
     from toolpacks.core._registry import Registry
     from toolpacks.core._result import ArgumentError, ToolErrorInfo, ToolResult
     from toolpacks.core._tool import Tool, tool
