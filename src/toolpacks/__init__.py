@@ -16,6 +16,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from toolpacks.core._channel import CallHandlers, ChannelError, Elicitation, Sample
+    from toolpacks.core._content import Audio, EmbeddedResource, Image, ResourceLink
     from toolpacks.core._context import ToolContext
     from toolpacks.core._jsonargs import ArgumentLimits
     from toolpacks.core._principal import Principal
@@ -51,16 +53,24 @@ __all__ = [
     "ApprovalRequest",
     "ArgumentError",
     "ArgumentLimits",
+    "Audio",
+    "CallHandlers",
     "CallOptions",
+    "ChannelError",
     "ConfigError",
+    "Elicitation",
+    "EmbeddedResource",
     "ExportError",
     "ExportWarning",
     "Host",
+    "Image",
     "InvalidArgumentsError",
     "PackError",
     "PackInfo",
     "Principal",
     "Registry",
+    "ResourceLink",
+    "Sample",
     "SearchHit",
     "Tool",
     "ToolCall",
@@ -96,6 +106,14 @@ _LOCATIONS = {
     "render_result": "toolpacks.export",
     "ArgumentError": "toolpacks.core._result",
     "ArgumentLimits": "toolpacks.core._jsonargs",
+    "CallHandlers": "toolpacks.core._channel",
+    "ChannelError": "toolpacks.core._channel",
+    "Elicitation": "toolpacks.core._channel",
+    "Sample": "toolpacks.core._channel",
+    "Audio": "toolpacks.core._content",
+    "EmbeddedResource": "toolpacks.core._content",
+    "Image": "toolpacks.core._content",
+    "ResourceLink": "toolpacks.core._content",
     "CallOptions": "toolpacks.core.call._options",
     "ConfigError": "toolpacks.exceptions",
     "ExportError": "toolpacks.exceptions",

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Coroutine, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._principal import Principal
 
-__all__ = ["CancelEvent", "ToolContext"]
+if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
+
+    from toolpacks.core._channel import Channel, Elicitation, LogLevel, Sample
+
+__all__ = ["CancelEvent", "Delivery", "ToolContext"]
 
 _lock = threading.Lock()
 
@@ -57,6 +63,39 @@ class CancelEvent:
         return event.wait(timeout)
 
 
+_held: set[Any] = set()
+
+
+def _done(task: Any) -> None:
+    _held.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        import logging
+
+        logging.getLogger("toolpacks").warning(
+            "a progress or log message could not be sent: %r", task.exception()
+        )
+
+
+class Delivery:
+    """A progress or log message on its way; ``await`` it (in async code) to wait until sent."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self, future: asyncio.Future[None] | concurrent.futures.Future[None] | None):
+        self._future = future
+
+    def __await__(self) -> Generator[Any, None, None]:
+        import asyncio
+        import concurrent.futures
+
+        future = self._future
+        if future is None:
+            return
+        if isinstance(future, concurrent.futures.Future):
+            future = asyncio.wrap_future(future)
+        yield from asyncio.shield(future).__await__()
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool knows about the call it is serving.
@@ -88,9 +127,151 @@ class ToolContext:
     """Who the call is made for, with its scopes: from a verified token over HTTP, or the
     application's own. Tools with ``scopes`` refuse a call without one (fail closed)."""
 
+    channel: Channel | None = field(default=None, repr=False, compare=False)
+    """How the tool reaches its caller (progress, logs, elicitation, sampling): the MCP
+    server's, or the application's ``CallHandlers``; None: progress and logs go nowhere
+    but the ``toolpacks.tool`` logger, and asking raises ``ChannelError``."""
+    _loop: asyncio.AbstractEventLoop | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     def __post_init__(self) -> None:
         if self.caller_identity is None and self.principal is not None:
             object.__setattr__(self, "caller_identity", self.principal.subject)
+        if self.channel is not None:  # the loop the call runs on, for sync tools' messages
+            import asyncio
+            import contextlib
+
+            # made outside a loop: none to send a sync tool's messages on (they are dropped)
+            with contextlib.suppress(RuntimeError):
+                object.__setattr__(self, "_loop", asyncio.get_running_loop())
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> Delivery:
+        """Tell the caller how far the call has come (MCP ``notifications/progress``).
+
+        Works from sync and async tools alike: the message is queued at once, in order;
+        an async tool may ``await`` the returned ``Delivery`` to wait until it is sent.
+        Dropped when the caller asked for no progress (no MCP progress token, no handler).
+
+        Args:
+            progress: How much is done (increases with each report).
+            total: How much there is to do, if known.
+            message: A short note for the user.
+        """
+        if self.channel is None:
+            return Delivery(None)
+        return self._deliver(self.channel.progress(float(progress), total, message))
+
+    def log(self, level: LogLevel, message: str) -> Delivery:
+        """Send a log message to the caller (MCP ``notifications/message``).
+
+        Works from sync and async tools alike, as ``report_progress``. Over MCP, messages
+        below the client's ``logging/setLevel`` level are not sent. Without a channel the
+        message goes to the ``toolpacks.tool`` logger.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
+                ``alert`` or ``emergency``.
+            message: The text.
+
+        Raises:
+            ValueError: ``level`` is not one of those.
+        """
+        from toolpacks.core._channel import LOG_LEVELS, log_locally
+
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level {level!r} is not one of {', '.join(LOG_LEVELS)}")
+        if self.channel is None:
+            log_locally(level, message, self.tool_name)
+            return Delivery(None)
+        return self._deliver(self.channel.log(level, message, self.tool_name))
+
+    async def elicit(self, message: str, schema: Any) -> Elicitation:
+        """Ask the user for input through the caller (MCP elicitation, form mode).
+
+        Args:
+            message: What to ask.
+            schema: The form: a JSON Schema object (flat, primitive properties) or a
+                pydantic model class (then an accepted answer's ``content`` is an instance).
+
+        Returns:
+            The answer: ``action`` is ``accept``, ``decline`` or ``cancel``; ``content`` the
+            accepted answer, validated against ``schema``.
+
+        Raises:
+            ChannelError: The caller cannot ask the user (no handler, or an MCP client
+                without the elicitation capability), or the answer does not match
+                ``schema`` (the tool never sees it). Unhandled, the call ends with an
+                error result saying so.
+        """
+        from toolpacks.core._channel import Channel, answer_of, elicitation_schema
+
+        sent, model = elicitation_schema(schema)
+        channel = self.channel if self.channel is not None else Channel()
+        return answer_of(await channel.elicit(message, sent), sent, model)
+
+    async def sample(
+        self,
+        messages: Any,
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        model_preferences: Mapping[str, Any] | None = None,
+        include_context: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Sample:
+        """Ask the caller's model for a completion (MCP sampling).
+
+        Args:
+            messages: A text (one user message), or a list of texts (user first, then
+                alternating), ``(role, text)`` pairs or MCP ``SamplingMessage`` dicts.
+            max_tokens: The most tokens the answer may have.
+            system_prompt: A system prompt the client may use.
+            temperature: Sampling temperature, if any.
+            stop_sequences: Where the model should stop.
+            model_preferences: MCP model preferences (hints, priorities).
+            include_context: MCP ``includeContext`` (``none``, ``thisServer``, ``allServers``).
+            metadata: Provider-specific metadata.
+
+        Raises:
+            ChannelError: The caller cannot sample (no handler, or an MCP client without the
+                sampling capability). Unhandled, the call ends with an error result.
+        """
+        from toolpacks.core._channel import Channel, sample_of, sampling_params
+
+        params = sampling_params(
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_preferences=model_preferences,
+            include_context=include_context,
+            metadata=metadata,
+        )
+        channel = self.channel if self.channel is not None else Channel()
+        return sample_of(await channel.sample(params))
+
+    def _deliver(self, coro: Coroutine[Any, Any, None]) -> Delivery:
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            task = loop.create_task(coro)
+            _held.add(task)
+            task.add_done_callback(_done)
+            return Delivery(task)
+        if self._loop is None or self._loop.is_closed():
+            coro.close()
+            return Delivery(None)
+        return Delivery(asyncio.run_coroutine_threadsafe(coro, self._loop))
 
     @property
     def execution_id(self) -> str:

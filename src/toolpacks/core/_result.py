@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic_core import to_json, to_jsonable_python
 
+from toolpacks.core._content import BadContent, has_content, resolve, stand_in
+
 __all__ = [
     "ArgumentError",
     "ErrorKind",
@@ -70,9 +72,11 @@ def render_value(value: Any) -> str:
     Strings are returned as they are (a lone surrogate, which no encoder accepts, becomes
     U+FFFD); anything else as compact JSON (pydantic models, dataclasses, dates and sets
     included; non-finite floats as ``null``). A value JSON cannot hold is rendered with
-    ``str()`` when its class defines ``__str__`` or ``__repr__``.
+    ``str()`` when its class defines ``__str__`` or ``__repr__``. Content (``Image``,
+    ``Audio``, resources, or a list holding them) is its text stand-in (``_content``).
 
     Raises:
+        BadContent: The value is content in a shape that cannot be sent.
         Unsendable: The value is not JSON and its class has only ``object``'s ``repr``,
             which would show a memory address and nothing a model can use.
     """
@@ -80,6 +84,8 @@ def render_value(value: Any) -> str:
         if value.isascii() or not _SURROGATE.search(value):
             return value
         return _SURROGATE.sub("\ufffd", value)
+    if has_content(value):
+        return stand_in(resolve(value, render_value))
     try:
         return to_json(value, serialize_unknown=False, inf_nan_mode="null").decode()
     except Exception as exc:
@@ -163,6 +169,9 @@ class ToolResult:
         if self._content is None:
             try:
                 self.render()
+            except BadContent as exc:  # in a list (a single content value is checked earlier)
+                logger.error("tool %r %s", self.tool_name, exc)
+                self._content = f"[the result cannot be sent: the tool {exc}]"
             except Unsendable as exc:
                 # A dict or list holding such a value (checked when the text is read; other
                 # values are checked when the call ends and give an error result instead).
@@ -198,7 +207,7 @@ class ToolResult:
         rendering that carries a structured value (MCP, Bedrock, Gemini, neutral) then
         carries ``content``, which is truncated with a marker that says so.
         """
-        if self.is_error:
+        if self.is_error or has_content(self.value):
             return None
         try:
             jsonable = to_jsonable_python(self.value, inf_nan_mode="null")

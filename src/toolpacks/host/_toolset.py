@@ -19,6 +19,7 @@ from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 from toolpacks.host._call_shapes import normalize_call, renamed_error
 
 if TYPE_CHECKING:
+    from toolpacks.core._channel import Channel
     from toolpacks.hookspecs import Decision, Ranker
     from toolpacks.host.search._index import SearchHit, SearchIndex
 
@@ -61,6 +62,9 @@ class Toolset:
     tracer: Callable[..., Awaitable[ToolResult]] | None = None
     """``tracer(toolset, name, context, run)`` wraps every ``call`` (``await run()`` makes it);
     set by ``toolpacks.integrations.otel.instrument``. None: calls are not traced."""
+    handlers: Channel | None = None
+    """What tools ask of their caller (progress, logs, elicitation, sampling) goes here when
+    a call's context has no channel of its own: ``toolset.handlers = CallHandlers(...)``."""
 
     def __init__(
         self,
@@ -217,8 +221,14 @@ class Toolset:
 
     def _context(self, context: ToolContext | None, call_id: str | None) -> ToolContext:
         if context is None:
-            return ToolContext(call_id=call_id or f"tscall_{next(_call_ids)}", agent_id=self.agent)
+            return ToolContext(
+                call_id=call_id or f"tscall_{next(_call_ids)}",
+                agent_id=self.agent,
+                channel=self.handlers,
+            )
         changes: dict[str, Any] = {}
+        if context.channel is None and self.handlers is not None:
+            changes["channel"] = self.handlers
         if call_id:
             changes["call_id"] = call_id
         elif not context.call_id:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from toolpacks.core._content import BadContent
 from toolpacks.core._result import ToolResult, Unsendable, error_result
 from toolpacks.core._secrets import scrub
 from toolpacks.core.call._options import CallOptions
@@ -165,6 +166,15 @@ def unsendable_result(tool: ToolDefinition, result: ToolResult) -> ToolResult | 
     """Render ``result`` now; the error result when its value cannot be sent as JSON."""
     try:
         result.render()
+    except BadContent as exc:
+        return error_result(
+            "output_invalid",
+            f"Tool '{tool.name}' {exc}.",
+            tool_name=tool.name,
+            call_id=result.call_id,
+            started_at=result.started_at,
+            duration=result.duration,
+        )
     except Unsendable as exc:
         return error_result(
             "output_invalid",

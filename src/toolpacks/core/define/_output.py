@@ -37,6 +37,8 @@ def output_of(
         return None, None
     if output_type is None or output_type is type(None):
         return None, None
+    if _mentions_content(output_type):  # images and resources go as content, not JSON
+        return None, None
     try:
         hash(output_type)
     except TypeError:
@@ -48,6 +50,17 @@ def output_of(
         cached = _OUTPUTS[output_type] = _build_output(label, output_type)
     schema, adapter = cached
     return copy.deepcopy(schema), adapter
+
+
+def _mentions_content(output_type: Any, depth: int = 0) -> bool:
+    """Whether a return type is or holds a content class (``Image``, ``list[Image | str]``)."""
+    from typing import get_args
+
+    from toolpacks.core._content import CONTENT_TYPES
+
+    if isinstance(output_type, type) and output_type in CONTENT_TYPES:
+        return True
+    return depth < 4 and any(_mentions_content(a, depth + 1) for a in get_args(output_type))
 
 
 _OUTPUTS: dict[Any, tuple[dict[str, Any], TypeAdapter[Any]]] = {}
