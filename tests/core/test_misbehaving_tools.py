@@ -315,3 +315,40 @@ def test_a_blocked_sync_generator_pack_does_not_starve_another_pack(
         assert all(r.value == "released" for r in done)
 
     asyncio.run(main())
+
+
+def test_a_blocked_sync_generator_pack_does_not_starve_another_packs_generators(
+    gate: Gate, pack_of: Callable[..., Any]
+) -> None:
+    """Generators run on their pack's own threads too: pack b's generator still streams."""
+
+    @tool
+    def drip() -> Iterator[str]:
+        """Block before the first item."""
+        gate.entered.release()
+        gate.release.wait(60)
+        yield "released"
+
+    @tool
+    def count() -> Iterator[int]:
+        """Yield at once."""
+        yield from range(3)
+
+    host = Host({}, discover=False)
+    host.add_pack(pack_of(drip), name="a")
+    host.add_pack(pack_of(count), name="b")
+    toolset = host.toolset()
+
+    async def main() -> None:
+        blocked = [asyncio.ensure_future(toolset.call("drip", {})) for _ in range(BLOCKED)]
+        try:
+            await started(gate)
+            result = await asyncio.wait_for(toolset.call("count", {}), CALL_CEILING)
+            assert not result.is_error, result.content
+            assert result.value == 2  # a generator call answers with its last item
+        finally:
+            gate.release.set()
+        done = await asyncio.wait_for(asyncio.gather(*blocked), 60)
+        assert all(r.value == "released" for r in done)
+
+    asyncio.run(main())
