@@ -113,6 +113,16 @@ def test_update_json_refuses_to_overwrite_what_it_cannot_read(tmp_path: Path) ->
     assert target.read_text(encoding="utf-8") == "{not json"
 
 
+@pytest.mark.parametrize("text", ["[1, 2]", '"text"', "null", "3"])
+def test_update_json_refuses_valid_json_that_is_not_an_object(tmp_path: Path, text: str) -> None:
+    """Valid JSON of another kind (a list, text, null) is kept as it is, not overwritten."""
+    target = tmp_path / "state.json"
+    target.write_text(text, encoding="utf-8")
+    with pytest.raises(StateFileError, match="does not hold a JSON object"):
+        update_json(target, lambda data: {"x": 1})
+    assert target.read_text(encoding="utf-8") == text
+
+
 def test_update_json_accepts_in_place_changes(tmp_path: Path) -> None:
     """A change returning ``None`` has its in-place edits written."""
     target = tmp_path / "state.json"
