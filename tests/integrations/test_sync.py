@@ -258,8 +258,10 @@ def test_interrupting_the_waiting_thread_cancels_the_call() -> None:
         return "never"
 
     def interrupt() -> None:
-        if started.wait(30):
-            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        # Interrupt whether or not the tool started: a call that never starts must end the
+        # wait too (the assertion below then says what went wrong), never hang the test.
+        started.wait(30)
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     killer = threading.Thread(target=interrupt)
@@ -268,8 +270,9 @@ def test_interrupting_the_waiting_thread_cancels_the_call() -> None:
         with pytest.raises(KeyboardInterrupt):
             forever.invoke_sync()
     finally:
-        killer.join()
+        killer.join(60)
         signal.signal(signal.SIGINT, previous)
+    assert started.is_set(), "the tool never started"
     assert cancelled.wait(30)
 
 
