@@ -109,7 +109,7 @@ def test_stdio_serves_without_the_mcp_sdk_installed(tmp_path: Path) -> None:
     assert "sdk loaded: []" in stderr
     assert answers[1]["result"] == {
         "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False}, "logging": {}},
         "serverInfo": {
             "name": "toolpacks:calc",
             "version": answers[1]["result"]["serverInfo"]["version"],

@@ -25,7 +25,10 @@ from typing import Any
 
 from pydantic_core import from_json, to_json
 
-from toolpacks.core._result import ArgumentError, ToolResult
+from toolpacks.core._channel import Channel
+from toolpacks.core._content import BadContent, has_content, mcp_blocks, resolve
+from toolpacks.core._context import ToolContext
+from toolpacks.core._result import ArgumentError, ToolResult, render_value
 from toolpacks.core._secrets import scrub
 from toolpacks.core.call._gate import invalid_arguments
 from toolpacks.core.call._outcome import exception_text
@@ -173,6 +176,7 @@ class ToolAnswers:
         arguments: Mapping[str, Any] | None,
         request_id: str | int | None,
         notify: Notify | None = None,
+        channel: Channel | None = None,
     ) -> dict[str, Any]:
         """Run ``name`` with ``arguments``; the ``CallToolResult`` as a dict.
 
@@ -181,6 +185,7 @@ class ToolAnswers:
             arguments: The call's arguments (``None``: none).
             request_id: The JSON-RPC request's id (the call id is ``mcp_<id>``).
             notify: Tells the client its tool list changed (when a search finds tools).
+            channel: The call's way back to the client (progress, logs, asking), if any.
 
         Raises:
             UnknownTool: ``name`` is not exposed.
@@ -200,7 +205,8 @@ class ToolAnswers:
         number = next(self._numbers)
         self.running[number] = name
         try:
-            result = await self.toolset.call(name, arguments or {}, call_id=call_id)
+            context = None if channel is None else ToolContext(channel=channel)
+            result = await self.toolset.call(name, arguments or {}, context, call_id=call_id)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a hook raised: report it without its text
@@ -222,6 +228,8 @@ class ToolAnswers:
         JSON: a larger value is an error result with the (truncated) text, since clients check
         ``structuredContent`` against the output schema only on success.
         """
+        if not result.is_error and has_content(result.value):
+            return content_result(name, result)
         text = result.content
         if result.is_error or name not in self.structured:
             return {"content": [{"type": "text", "text": text}], "isError": result.is_error}
@@ -258,6 +266,26 @@ class ToolAnswers:
                 "its declared output schema (an object)."
             )
         return 0, raw
+
+
+def content_result(name: str, result: ToolResult) -> dict[str, Any]:
+    """A result holding images, audio or resources: one content block each.
+
+    Text parts are held to the call's ``max_content_chars`` together; content in a shape
+    that cannot be sent is an error result naming the problem.
+    """
+    try:
+        blocks = mcp_blocks(resolve(result.value, render_value))
+    except BadContent as exc:
+        return error_text(f"Tool '{name}' {exc}.")
+    limit = result._max_chars
+    texts = sum(len(b["text"]) for b in blocks if b["type"] == "text")
+    if limit and texts > limit:
+        return error_text(
+            f"Tool '{name}' returned {texts} characters of text, more than this server's "
+            f"limit of {limit} characters."
+        )
+    return {"content": blocks, "isError": False}
 
 
 def _json_chars(raw: bytes) -> int:

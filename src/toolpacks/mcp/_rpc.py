@@ -25,7 +25,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from toolpacks._version import __version__
+from toolpacks.core._channel import LOG_LEVELS
 from toolpacks.mcp._direct import INVALID_PARAMS, Notify, ToolAnswers, UnknownTool
+from toolpacks.mcp._offered import METHODS as OFFERED
+from toolpacks.mcp._offered import OfferedAnswers, OfferError, Subscriptions
+from toolpacks.mcp._notify import ClientState, Outgoing, PeerChannel, Send
 
 __all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "Reply", "Session"]
 
@@ -40,6 +44,7 @@ UNSUPPORTED_VERSION = -32022
 _VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 _CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 _INFO_KEY = "io.modelcontextprotocol/serverInfo"
+_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 Message = dict[str, Any]
 Reply = Message | list[bytes] | Coroutine[Any, Any, Message | None] | None
@@ -79,6 +84,18 @@ class Session:
         """``"handshake"`` or ``"modern"``, set by the first message."""
         self.initialized = False
         self._server_meta = {_INFO_KEY: {"name": name, "version": __version__}}
+        self.offered = OfferedAnswers(answers.toolset.catalog)
+        """Answers prompts/*, resources/* and completion/complete (empty when none)."""
+        self._subscriptions: Subscriptions | None = None
+        self.client = ClientState()
+        """The client's capabilities and log level (handshake era)."""
+        self._send: Send | None = None
+        self._outgoing: Outgoing | None = None
+
+    def attach(self, send: Send) -> None:
+        """Let tool calls notify the client and ask it (``send`` writes one message)."""
+        self._send = send
+        self._outgoing = Outgoing(send)
 
     def reply(self, message: Message, notify: Notify | None = None) -> Reply:
         """The answer to ``message`` (a request, notification or response, as decoded).
@@ -93,6 +110,8 @@ class Session:
             modern = method != "initialize" and _has_envelope(params)
             self.era = "modern" if modern else "handshake"
         if not isinstance(method, str) or "id" not in message:
+            if method is None and self._outgoing is not None:
+                self._outgoing.settle(message)  # the answer to an elicitation or sampling
             return None  # a notification or a response: nothing to say
         request_id = message["id"]
         if self.era == "modern":
@@ -113,6 +132,14 @@ class Session:
             return self._initialize(request_id, params)
         if method == "ping":
             return _result(request_id, {})
+        if method == "logging/setLevel" and self.initialized:
+            level = params.get("level") if isinstance(params, dict) else None
+            if level not in LOG_LEVELS:
+                return _bad_params(request_id)
+            self.client.log_level = level
+            return _result(request_id, {})
+        if method in OFFERED and self.initialized:
+            return self._offer(request_id, method, params, {})
         if method not in ("tools/list", "tools/call"):
             return _error(request_id, METHOD_NOT_FOUND, "Method not found", method)
         if not self.initialized:
@@ -129,11 +156,16 @@ class Session:
         asked = params["protocolVersion"]
         version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
         self.initialized = True
+        self.client.capabilities = params["capabilities"]
         return _result(
             request_id,
             {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": self.list_changed}},
+                "capabilities": {
+                    "tools": {"listChanged": self.list_changed},
+                    "logging": {},
+                    **self.offered.capabilities(),
+                },
                 "serverInfo": {"name": self.name, "version": __version__},
             },
         )
@@ -168,7 +200,33 @@ class Session:
             return self.answers.list_reply(request_id, {**cached, **extra})
         if method == "tools/call":
             return self._call(request_id, params, None, extra)
+        if method in OFFERED and not method.startswith("resources/sub"):  # no 2026 listen yet
+            return self._offer(request_id, method, params, extra)
         return _error(request_id, METHOD_NOT_FOUND, "Method not found", method)
+
+    # -- prompts, resources and completion, in both eras
+
+    def _offer(self, request_id: Any, method: str, params: Any, extra: Message) -> Reply:
+        async def run() -> Message:
+            try:
+                result = await self.offered.answer(method, params, self._subscribed())
+            except OfferError as exc:
+                return _error(request_id, exc.code, exc.message, exc.data)
+            return _result(request_id, {**result, **extra})
+
+        return run()
+
+    def _subscribed(self) -> Subscriptions | None:
+        send = self._send
+        if self._subscriptions is None and send is not None:
+
+            async def updated(uri: str) -> None:
+                params = {"uri": uri}
+                await send({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                            "params": params})
+
+            self._subscriptions = Subscriptions(self.offered.catalog, updated)
+        return self._subscriptions
 
     # -- tools/call, in both eras
 
@@ -176,15 +234,46 @@ class Session:
         if not _call_params(params):
             return _bad_params(request_id)
         name, arguments = params["name"], params.get("arguments")
+        channel = self._channel(params, modern=bool(extra))
 
         async def run() -> Message:
             try:
-                result = await self.answers.call(name, arguments, request_id, notify)
+                result = await self.answers.call(name, arguments, request_id, notify, channel)
             except UnknownTool as exc:
                 return _error(request_id, INVALID_PARAMS, str(exc))
             return _result(request_id, {**result, **extra})
 
         return run()
+
+
+    def _channel(self, params: dict[str, Any], modern: bool) -> PeerChannel | None:
+        """The call's way back to the client: progress, logs, and (handshake era) asking."""
+        if self._send is None:
+            return None
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        token = meta.get("progressToken")
+        if not modern:
+            return PeerChannel(
+                self._send, self.client, progress_token=token, request=self._request
+            )
+        client = ClientState()  # 2026-07-28: each request says what its client wants
+        capabilities = meta.get(_CAPABILITIES_KEY)
+        client.capabilities = capabilities if isinstance(capabilities, dict) else {}
+        level = meta.get(_LOG_LEVEL_KEY)  # no opt-in: no log messages
+        client.log_level = level if level in LOG_LEVELS else None
+        client.logging = level in LOG_LEVELS
+        return PeerChannel(
+            self._send,
+            client,
+            progress_token=token,
+            why_not="on protocol 2026-07-28 a server asks through input-required results, "
+            "which this server does not send yet; the client can connect with 2025-11-25",
+        )
+
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self._outgoing is not None
+        return await self._outgoing.request(method, params)
 
 
 def _initialize_params(params: Any) -> bool:

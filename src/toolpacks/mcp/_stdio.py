@@ -249,6 +249,7 @@ class _Session:
         self._stdin = stdin
         self._stdout = stdout
         self._protocol = protocol
+        protocol.attach(self._send)  # tool calls notify and ask the client through it
         self._answer_duplicate = answer_duplicate
         self._running = running
         self._reader = _Worker("toolpacks-serve-stdin")

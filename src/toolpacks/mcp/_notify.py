@@ -1,0 +1,148 @@
+"""A tool call's way back to an MCP client, without the SDK: notifications and requests.
+
+``ClientState`` is what one session knows of its client: the capabilities it declared and
+the level ``logging/setLevel`` asked for. ``Outgoing`` sends server→client requests
+(``elicitation/create``, ``sampling/createMessage``) and settles each when the client's
+response comes back. ``PeerChannel`` is the ``Channel`` each ``tools/call`` gets: progress
+goes out as ``notifications/progress`` when the request carried a progress token, log
+messages as ``notifications/message`` at or above the client's level, and asking needs the
+client's capability (without it the tool gets a ``ChannelError``, so the call ends with an
+error result rather than waiting for an answer that cannot come).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from toolpacks.core._channel import LOG_LEVELS, Channel, ChannelError
+
+__all__ = ["ClientState", "Outgoing", "PeerChannel", "Send"]
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+"""Writes one JSON-RPC message to the client."""
+
+
+class ClientState:
+    """What a session knows of its client: capabilities, and the log level it asked for."""
+
+    def __init__(self) -> None:
+        self.capabilities: Mapping[str, Any] = {}
+        """The capabilities of ``initialize`` (or of the request's envelope)."""
+        self.log_level: str | None = None
+        """The least severe level sent (``logging/setLevel``); None: every level."""
+        self.logging = True
+        """Whether log messages are sent at all (2026-07-28: only to a request that opts in)."""
+
+    def wants(self, level: str) -> bool:
+        """Whether a message at ``level`` is sent."""
+        if not self.logging:
+            return False
+        if self.log_level is None:
+            return True
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+
+class Outgoing:
+    """Server→client requests in flight over one connection, settled by the responses."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._ids = itertools.count(1)
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send a request and wait for the client's result.
+
+        Raises:
+            ChannelError: The client answered with an error.
+        """
+        request_id = f"toolpacks-{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        try:
+            await self._send(
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            )
+            response = await future
+        finally:
+            self._waiting.pop(request_id, None)
+        error = response.get("error")
+        if error is not None:
+            text = error.get("message") if isinstance(error, dict) else error
+            raise ChannelError(f"the client refused {method}: {text}")
+        result = response.get("result")
+        if not isinstance(result, dict):
+            raise ChannelError(f"the client answered {method} without a result object")
+        return result
+
+    def settle(self, message: Mapping[str, Any]) -> bool:
+        """Hand a response to the request it answers; whether it answered one."""
+        future = self._waiting.get(str(message.get("id")))
+        if future is None or future.done():
+            return False
+        future.set_result(dict(message))
+        return True
+
+
+class PeerChannel(Channel):
+    """The channel of one ``tools/call``: notifications, and requests when the era allows."""
+
+    def __init__(
+        self,
+        send: Send,
+        state: ClientState,
+        *,
+        progress_token: Any = None,
+        request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+        why_not: str = "",
+    ) -> None:
+        self._send = send
+        self._state = state
+        self._token = progress_token
+        self._request = request
+        self._why_not = why_not
+        self.loop = asyncio.get_running_loop()
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """``notifications/progress``, when the client sent a progress token."""
+        if self._token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self._token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    async def log(self, level: str, message: str, logger: str | None) -> None:
+        """``notifications/message``, at or above the client's level."""
+        if not self._state.wants(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": message}
+        if logger:
+            params["logger"] = logger
+        await self._send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    def _can(self, capability: str, what: str) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+        if self._request is None:
+            raise ChannelError(f"this call cannot {what}: {self._why_not}")
+        if capability not in self._state.capabilities:
+            raise ChannelError(
+                f"this call cannot {what}: the MCP client did not declare the {capability} "
+                "capability. Tell the user what you need instead."
+            )
+        return self._request
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Mapping[str, Any]:
+        """``elicitation/create`` (form mode)."""
+        request = self._can("elicitation", "ask the user")
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        return await request("elicitation/create", params)  # type: ignore[no-any-return]
+
+    async def sample(self, params: dict[str, Any]) -> Mapping[str, Any]:
+        """``sampling/createMessage``."""
+        request = self._can("sampling", "ask the client's model")
+        return await request("sampling/createMessage", params)  # type: ignore[no-any-return]
