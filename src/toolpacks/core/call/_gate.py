@@ -151,7 +151,8 @@ def prepare(
             return checked_kwargs  # type: ignore[return-value]
         kwargs = checked_kwargs
     ctx = None
-    if plan.context_param is not None or options.hooks or tool.require_approval:
+    streams = context is not None and context.channel is not None and tool.is_generator
+    if plan.context_param is not None or options.hooks or tool.require_approval or streams:
         if context is None:
             ctx = ToolContext(call_id=call_id, tool_name=tool.name)
         else:

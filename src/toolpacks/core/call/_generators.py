@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import call_hook
+from toolpacks.core._result import render_value
 from toolpacks.core.call._plan import plan_of
 from toolpacks.core.call._run import TimedOut, before_hooks, error_hooks, next_call_id
 from toolpacks.core.call._threads import capture, pool_of, unwrap
@@ -77,6 +78,8 @@ async def iterate(
                 except StopAsyncIteration:
                     break
                 items.append(item)
+                if ctx is not None and ctx.channel is not None:  # each yield is progress
+                    await ctx.report_progress(len(items), None, _progress_text(item))
                 try:
                     for hook in tool.hooks.on_yield:
                         await call_hook(hook, item)
@@ -89,6 +92,16 @@ async def iterate(
     finally:
         if lock is not None:
             lock.release()
+
+
+def _progress_text(item: Any) -> str | None:
+    """A yielded item as a progress message (text as it is, else short JSON), or None."""
+    if isinstance(item, str):
+        return item[:1000]
+    try:
+        return render_value(item)[:1000]
+    except Exception:  # a value JSON cannot hold: progress without a message
+        return None
 
 
 async def _items(tool: ToolDefinition, kwargs: dict[str, Any]) -> AsyncGenerator[Any, None]:
