@@ -66,6 +66,7 @@ SUBPACKAGES = (
     "filetools",
     "host",
     "host/config",
+    "host/credentials",
     "host/search",
     "export",
     "mcp",

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from toolpacks.core._channel import Channel, Elicitation, LogLevel, Sample
+    from toolpacks.core._credentials import CallCredentials
 
 __all__ = ["CancelEvent", "Delivery", "ToolContext"]
 
@@ -126,6 +127,9 @@ class ToolContext:
     principal: Principal | None = None
     """Who the call is made for, with its scopes: from a verified token over HTTP, or the
     application's own. Tools with ``scopes`` refuse a call without one (fail closed)."""
+    credentials: CallCredentials | None = field(default=None, repr=False, compare=False)
+    """The credentials resolved for this call (the tool's declared ones, for its principal),
+    put here by the toolset; read them with ``credential(name)``."""
 
     channel: Channel | None = field(default=None, repr=False, compare=False)
     """How the tool reaches its caller (progress, logs, elicitation, sampling): the MCP
@@ -272,6 +276,24 @@ class ToolContext:
             coro.close()
             return Delivery(None)
         return Delivery(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    def credential(self, name: str) -> str:
+        """The calling principal's value of the credential ``name`` (``[credentials.NAME]``).
+
+        Synchronous: the toolset resolved the tool's declared credentials before the run
+        (refreshing an expired OAuth token), so no store is read here. An ``oauth2``
+        credential's value is its access token.
+
+        Raises:
+            CredentialError: The tool did not declare ``name``, or the call carries no
+                credentials (not run through a toolset with ``[credentials]``). Unhandled,
+                the call ends with an error result saying so.
+        """
+        if self.credentials is None:
+            from toolpacks.core._credentials import no_credentials
+
+            raise no_credentials(name, self.tool_name)
+        return self.credentials.get(name, self.tool_name)
 
     @property
     def execution_id(self) -> str:

@@ -41,6 +41,7 @@ _OPTION_NAMES = frozenset(
         "context",
         "validate_output",
         "max_abandoned_threads",
+        "credentials",
     }
 )
 
@@ -174,6 +175,7 @@ def tool(
     extra_args: ExtraArgs = ...,
     strict: bool = ...,
     context: str | bool | None = ...,
+    credentials: Iterable[str] = ...,
     **fixed_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -190,7 +192,8 @@ def tool(
             ``destructive``, ``idempotent``, ``open_world``, ``title``, ``extra_args``
             (``"reject"`` or ``"ignore"``), ``strict``, ``context`` (the name of the context
             parameter, when it is not annotated ``ToolContext``; ``True`` for the annotated
-            one or ``tool_context``), ``validate_output``; any
+            one or ``tool_context``), ``validate_output``, ``credentials`` (the names of the
+            per-user credentials the tool uses: ``ToolContext.credential(name)``); any
             other keyword is a fixed argument merged into every invocation (a callable one is
             called at each invocation).
 

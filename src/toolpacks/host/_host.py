@@ -32,6 +32,7 @@ from toolpacks.host._host_hooks import HOOK_ARGS, TaggedAuthorizer, host_hook_ca
 from toolpacks.host._messages import no_agent_message
 from toolpacks.host._sources import compose, installed
 from toolpacks.host._toolset import Toolset
+from toolpacks.host.credentials._vault import equipped
 from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
 from toolpacks.packs.entrypoints._loading import load_pack, new_plugin_manager, paused_gc
 
@@ -469,7 +470,7 @@ class Host:
             [*self._host_authorizers, *(a for p in loaded for a in p.authorizers)]
         )
         settings = self.config.config.settings
-        return Toolset(
+        toolset = Toolset(
             entries(request, assembled, call_options(settings, loaded), list(hooks)),
             agent=agent,
             approval=approval if approval is not None else self.approval,
@@ -477,6 +478,7 @@ class Host:
             max_concurrency=settings.max_concurrency,
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
+        return equipped(toolset, self.config.config.credentials)  # per-user credentials
 
     def shown_config(self) -> dict[str, Any]:
         """The raw configuration with secret-looking values redacted (for display)."""

@@ -21,6 +21,7 @@ from toolpacks.host._call_shapes import normalize_call, renamed_error
 if TYPE_CHECKING:
     from toolpacks.core._channel import Channel
     from toolpacks.hookspecs import Decision, Ranker
+    from toolpacks.host.credentials._vault import CredentialVault
     from toolpacks.host.search._index import SearchHit, SearchIndex
 
 __all__ = ["Authorizer", "ToolEntry", "Toolset"]
@@ -62,6 +63,9 @@ class Toolset:
     tracer: Callable[..., Awaitable[ToolResult]] | None = None
     """``tracer(toolset, name, context, run)`` wraps every ``call`` (``await run()`` makes it);
     set by ``toolpacks.integrations.otel.instrument``. None: calls are not traced."""
+    credentials: CredentialVault | None = None
+    """Resolves the per-user credentials tools declare, for each call's principal (set by
+    ``Host.toolset`` from ``[credentials]``). None: such tools are refused."""
     handlers: Channel | None = None
     """What tools ask of their caller (progress, logs, elicitation, sampling) goes here when
     a call's context has no channel of its own: ``toolset.handlers = CallHandlers(...)``."""
@@ -294,6 +298,13 @@ class Toolset:
             except PackError as exc:
                 message = str(exc).replace(f"'{tool.name}'", f"'{name}'", 1)
                 return error_result("tool_error", message, tool_name=name, call_id=ctx.call_id)
+        if tool.credentials:  # the principal's own, resolved before the run (host/credentials)
+            from toolpacks.host.credentials._vault import attach
+
+            got = await attach(self.credentials, name, tool, ctx)
+            if isinstance(got, ToolResult):
+                return got
+            ctx = got
         if entry.require_approval or self.authorizers:
             from toolpacks.core.call._invoke import invoke
 
@@ -338,6 +349,7 @@ class Toolset:
             and self.tracer is None
             and not self.authorizers
             and not entry.require_approval
+            and not entry.tool.credentials  # resolving them may refresh a token (async)
             and _sync.runs_here(entry.tool, entry.options)
         ):
             return _sync.run_here(coro)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from types import MethodType
 from typing import Any, Self
 
+from toolpacks.core._credentials import credentials_of
 from toolpacks.core._hooks import ToolHooks
 from toolpacks.core.define._hints import unwrap_partial
 from toolpacks.core.define._output import output_of, output_type_of
@@ -142,6 +143,9 @@ class ToolDefinition:
     """The parent tool of a subtool."""
     pack: str | None
     """The pack the tool came from, once registered by a host."""
+    credentials: tuple[str, ...]
+    """The per-user credentials the tool uses (``[credentials.NAME]``), the only ones its
+    ``ToolContext.credential`` returns; resolved for each call's principal."""
 
     def __init__(
         self,
@@ -170,6 +174,7 @@ class ToolDefinition:
         func: Callable[..., Any] | None = None,
         parameters: Mapping[str, Any] | None = None,
         parent: ToolDefinition | None = None,
+        credentials: Iterable[str] = (),
     ) -> None:
         fn = fn if fn is not None else func
         if fn is None:
@@ -246,6 +251,7 @@ class ToolDefinition:
                 )
         self.timeout = timeout
         self.require_approval = bool(require_approval)
+        self.credentials = credentials_of(credentials, self.name)
         self.allowed_agents = (
             None
             if allowed_agents is None

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolpacks.core._secrets import REDACTED, redact
+from toolpacks.host.credentials._settings import CredentialConfig
 from toolpacks.packs.isolated._settings import IsolatedConfig, isolation_of
 
 __all__ = [
@@ -194,6 +195,9 @@ class Config(_Strict):
     """``llm`` tool plugins used as packs (runs their code: needs trust when implicit)."""
     isolated: dict[str, IsolatedConfig] = Field(default_factory=dict)
     """Packs each in an environment and a child process of its own (``[isolated.NAME]``)."""
+    credentials: dict[str, CredentialConfig] = Field(default_factory=dict)
+    """Per-user credentials tools may declare (``[credentials.NAME]``); values are stored
+    encrypted per subject, never in this file."""
 
     @field_validator("packs")
     @classmethod

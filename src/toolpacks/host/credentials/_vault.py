@@ -1,0 +1,225 @@
+"""Resolving a tool's declared credentials for the call's principal, before it runs.
+
+A ``CredentialVault`` holds the ``[credentials]`` tables and a store. For a call of a tool
+that declares credentials it reads exactly those, for the call's principal only, refreshes
+an expired OAuth access token (keeping the rotated refresh token), and hands the tool a
+``CallCredentials`` in its context. Missing ones end the call before it runs with an error
+result naming each credential and how to connect it. Values read are registered with the log
+scrubber for as long as the call's credentials live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from toolpacks.core._credentials import CallCredentials
+from toolpacks.core._result import ToolResult, error_result
+from toolpacks.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from toolpacks.core._context import ToolContext
+    from toolpacks.core.define._definition import ToolDefinition
+    from toolpacks.host.credentials._settings import CredentialConfig
+    from toolpacks.host.credentials._store import StoredEntry
+
+__all__ = ["CredentialStore", "CredentialVault", "attach", "check_declared", "equipped"]
+
+logger = logging.getLogger("toolpacks.credentials")
+
+
+@runtime_checkable
+class CredentialStore(Protocol):
+    """Where per-user credential values live (the default: ``SqliteCredentialStore``).
+
+    A pack provides another one (a vault, a cloud secret manager) with the
+    ``toolpacks_credential_store`` hook. Values are strings (an OAuth credential's is JSON).
+    """
+
+    def get(self, name: str, subject: str) -> str | None:
+        """The value of ``name`` for ``subject``, or None."""
+
+    def set(self, name: str, subject: str, value: str) -> None:
+        """Store ``value`` (replacing any)."""
+
+    def delete(self, name: str, subject: str) -> bool:
+        """Remove it; whether there was one."""
+
+    def list(self, subject: str | None = None) -> list[StoredEntry]:
+        """Names, subjects and dates, never values."""
+
+
+def check_declared(
+    tools: Iterable[ToolDefinition], configs: Mapping[str, CredentialConfig]
+) -> None:
+    """Refuse tools declaring a credential no ``[credentials.NAME]`` table defines.
+
+    Raises:
+        ConfigError: Naming the tool, the credential and the table to add.
+    """
+    for tool in tools:
+        for name in getattr(tool, "credentials", ()):
+            if name not in configs:
+                where = f"{tool.pack}.{tool.name}" if tool.pack else tool.name
+                raise ConfigError(
+                    f"tool {where!r} declares the credential {name!r}, which no "
+                    f'[credentials.{name}] table defines; add one (kind = "secret" or '
+                    f'kind = "oauth2") to the configuration, or leave the tool out'
+                )
+
+
+class CredentialVault:
+    """The ``[credentials]`` tables and their store, as a toolset uses them.
+
+    Args:
+        configs: ``[credentials.NAME]`` tables by name.
+        store: The store, or a function making it on first use (so that a toolset whose
+            tools are never called opens no file).
+        connect_url: A function giving the URL where a subject connects a credential (the
+            HTTP server's ``/connect/NAME`` page), or None.
+    """
+
+    def __init__(
+        self,
+        configs: Mapping[str, CredentialConfig],
+        store: CredentialStore | Callable[[], CredentialStore],
+        *,
+        connect_url: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.configs = dict(configs)
+        made = not isinstance(store, type) and isinstance(store, CredentialStore)
+        self._store: CredentialStore | None = store if made else None  # type: ignore[assignment]
+        self._make: Callable[[], CredentialStore] | None = None if made else store  # type: ignore[assignment]
+        self.connect_url = connect_url
+
+    @property
+    def store(self) -> CredentialStore:
+        """The store (opened on first use)."""
+        if self._store is None:
+            assert self._make is not None
+            self._store = self._make()
+        return self._store
+
+    def how_to_connect(self, name: str, subject: str | None) -> str:
+        """What a user does to connect ``name``: the command, or the connect URL."""
+        config = self.configs.get(name)
+        url = self.connect_url(name) if self.connect_url else None
+        url = url or (config.connect_url if config else None)
+        who = subject or "SUBJECT"
+        verb = "login" if config is not None and config.kind == "oauth2" else "set"
+        command = f"`toolpacks credentials {verb} {name} --subject {who}`"
+        if url:
+            return f"connect it at {url} (or run {command})"
+        return f"connect it with {command}" + (
+            " (the value is read from stdin)" if verb == "set" else ""
+        )
+
+    def value(self, name: str, subject: str) -> str | None:
+        """The value a tool gets for ``name`` and ``subject``, or None when there is none.
+
+        For ``oauth2``, a fresh access token: an expired one is refreshed (the rotated
+        refresh token stored); a refused refresh forgets the token, so the user connects again.
+        """
+        from toolpacks.host.credentials import _oauth
+
+        stored = self.store.get(name, subject)
+        config = self.configs[name]
+        if stored is None or config.kind != "oauth2":
+            return stored
+        token, expired = _oauth.access_token(stored)
+        if not expired:
+            return token
+        try:
+            renewed = _oauth.refresh(name, config, stored)
+        except _oauth.OAuthError as exc:
+            logger.info("credential %r of %r must be connected again: %s", name, subject, exc)
+            self.store.delete(name, subject)
+            return None
+        self.store.set(name, subject, renewed)
+        return _oauth.access_token(renewed)[0]
+
+    def missing(self, tool: ToolDefinition, subject: str) -> list[str]:
+        """The tool's declared credentials ``subject`` has not connected."""
+        return [n for n in tool.credentials if self.store.get(n, subject) is None]
+
+    async def attach(
+        self, exposed: str, tool: ToolDefinition, ctx: ToolContext
+    ) -> ToolContext | ToolResult:
+        """The call's context with the tool's credentials, or the error result refusing it."""
+        from toolpacks.core import _logscrub
+        from toolpacks.host.credentials._store import CredentialStoreError
+
+        principal = ctx.principal
+        if principal is None:
+            return error_result(
+                "denied",
+                f"Tool '{exposed}' acts for a user (it uses the credential(s) "
+                f"{', '.join(tool.credentials)}) and this call has no principal; call it with "
+                "ToolContext(principal=Principal(...)) or through an authenticated server.",
+                tool_name=exposed,
+                call_id=ctx.call_id,
+            )
+        values: dict[str, str] = {}
+        absent: list[str] = []
+        for name in tool.credentials:
+            try:
+                got = await asyncio.to_thread(self.value, name, principal.subject)
+            except CredentialStoreError as exc:
+                logger.error("credential %r of %r: %s", name, principal.subject, exc)
+                got = None
+            if got is None:
+                absent.append(name)
+            else:
+                values[name] = got
+        if absent:
+            steps = "; ".join(f"{n}: {self.how_to_connect(n, principal.subject)}" for n in absent)
+            return error_result(
+                "denied",
+                f"Tool '{exposed}' needs the user's credential(s) {', '.join(absent)}, not "
+                f"connected for {principal.subject!r}. Ask the user to connect: {steps}. "
+                "Then call the tool again.",
+                tool_name=exposed,
+                call_id=ctx.call_id,
+                exception_type="toolpacks.CredentialRequired",
+            )
+        held = CallCredentials(tool.credentials, principal.subject, values)
+        _logscrub.remember(held, values.values())
+        return replace(ctx, credentials=held)
+
+
+async def attach(
+    vault: CredentialVault | None, exposed: str, tool: ToolDefinition, ctx: ToolContext
+) -> ToolContext | ToolResult:
+    """``vault.attach``, or the refusal of a toolset that has no credentials configured."""
+    if vault is None:
+        return error_result(
+            "denied",
+            f"Tool '{exposed}' uses the user's credential(s) {', '.join(tool.credentials)}, "
+            "and this toolset has none configured: build it with a Host whose configuration "
+            "has a [credentials.NAME] table for each (or set toolset.credentials).",
+            tool_name=exposed,
+            call_id=ctx.call_id,
+        )
+    return await vault.attach(exposed, tool, ctx)
+
+
+_T = TypeVar("_T")
+
+
+def equipped(toolset: _T, configs: Mapping[str, CredentialConfig]) -> _T:
+    """``toolset`` with the credentials of ``[credentials]`` (a step of ``Host.toolset``).
+
+    Raises:
+        ConfigError: A tool declares a credential no ``[credentials.NAME]`` table defines.
+    """
+    held: Any = toolset  # a Toolset (not imported: it imports this module)
+    tools = [entry.tool for entry in held.entries()]
+    check_declared(tools, configs)
+    if configs and any(t.credentials for t in tools):
+        from toolpacks.host.credentials._store import SqliteCredentialStore
+
+        held.credentials = CredentialVault(configs, SqliteCredentialStore)
+    return toolset
