@@ -23,6 +23,7 @@ from toolpacks.cli._commands import (
     cmd_show,
     cmd_toolset,
 )
+from toolpacks.cli._credentials import add_credentials, cmd_credentials
 from toolpacks.cli._errors import CliError, CliParser, report
 from toolpacks.cli._install import add_commands, cmd_gc, cmd_install, cmd_uninstall
 
@@ -154,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     p = add("lock", "Pin tool definitions to toolpacks.lock.", "toolpacks lock")
     p.add_argument("--output", default=None)
     add_commands(add)  # install, uninstall, gc
+    add_credentials(add)  # credentials set | login | list | delete
     return parser
 
 
@@ -211,6 +213,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "install": cmd_install,
     "uninstall": cmd_uninstall,
     "gc": cmd_gc,
+    "credentials": cmd_credentials,
 }
 
 

@@ -204,7 +204,8 @@ class SqliteCredentialStore:
         """
         with self._db() as db:
             row = db.execute(
-                "SELECT nonce, data FROM credentials WHERE name = ? AND subject = ?",
+                "SELECT CAST(nonce AS BLOB), CAST(data AS BLOB) FROM credentials "
+                "WHERE name = ? AND subject = ?",
                 (name, subject),
             ).fetchone()
         return None if row is None else self._open(name, subject, row[0], row[1])
