@@ -58,6 +58,7 @@ SUBPACKAGES = (
     "core",
     "core/define",
     "core/call",
+    "core/prompts",
     "packs",
     "packs/entrypoints",
     "packs/mcp",

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from toolpacks.core.call._options import CallOptions
     from toolpacks.core.define._definition import ToolMetadata
     from toolpacks.core.define._traits import ToolHints
+    from toolpacks.core.prompts._prompt import Prompt, PromptArgument, PromptMessage, prompt
+    from toolpacks.core.prompts._resource import Resource, resource
     from toolpacks.exceptions import (
         ConfigError,
         ExportError,
@@ -68,7 +70,11 @@ __all__ = [
     "PackError",
     "PackInfo",
     "Principal",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
     "Registry",
+    "Resource",
     "ResourceLink",
     "Sample",
     "SearchHit",
@@ -93,7 +99,9 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "parse_tool_calls",
+    "prompt",
     "render_result",
+    "resource",
     "tagged",
     "tool",
 ]
@@ -122,6 +130,12 @@ _LOCATIONS = {
     "PackError": "toolpacks.exceptions",
     "PackInfo": "toolpacks.host._host",
     "Principal": "toolpacks.core._principal",
+    "Prompt": "toolpacks.core.prompts._prompt",
+    "PromptArgument": "toolpacks.core.prompts._prompt",
+    "PromptMessage": "toolpacks.core.prompts._prompt",
+    "prompt": "toolpacks.core.prompts._prompt",
+    "Resource": "toolpacks.core.prompts._resource",
+    "resource": "toolpacks.core.prompts._resource",
     "Registry": "toolpacks.core._registry",
     "SearchHit": "toolpacks.host.search._index",
     "Tool": "toolpacks.core._tool",

@@ -45,6 +45,8 @@ __all__ = [
     "hookspec",
     "on_error",
     "on_yield",
+    "register_prompts",
+    "register_resources",
     "register_tools",
     "tagged",
     "toolpacks_ranker",
@@ -90,6 +92,36 @@ def register_tools(register: Register) -> None:
 
     Args:
         register: The callback that records a tool as belonging to this pack.
+    """
+
+
+@hookspec
+def register_prompts(register: Register) -> None:
+    """Register the pack's prompts (served as MCP ``prompts/list`` and ``prompts/get``).
+
+    Called once per pack when a toolset that uses the pack is built. Call ``register`` with
+    each ``toolpacks.Prompt`` (or a function, made one as ``@toolpacks.prompt`` would). An
+    agent's ``prompts`` globs select among them by qualified name (``pack.prompt``). The
+    return value is ignored.
+
+    Args:
+        register: The callback that records a prompt as belonging to this pack (with the
+            pack's name and settings, as ``register_tools``' has).
+    """
+
+
+@hookspec
+def register_resources(register: Register) -> None:
+    """Register the pack's resources (MCP ``resources/*``): static, templated, subscribable.
+
+    Called once per pack when a toolset that uses the pack is built. Call ``register`` with
+    each ``toolpacks.Resource`` (``@toolpacks.resource(uri)`` makes one; a ``{param}`` in
+    the URI makes it a template). Call ``resource.updated()`` later to notify subscribers.
+    An agent's ``resources`` globs select among them by qualified name (``pack.name``). The
+    return value is ignored.
+
+    Args:
+        register: The callback that records a resource as belonging to this pack.
     """
 
 

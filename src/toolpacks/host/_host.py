@@ -30,6 +30,7 @@ from toolpacks.host._compose import assemble
 from toolpacks.host._conflicts import ConflictContext, ConflictPolicy
 from toolpacks.host._host_hooks import HOOK_ARGS, TaggedAuthorizer, host_hook_caller
 from toolpacks.host._messages import no_agent_message
+from toolpacks.host._offerings import offered
 from toolpacks.host._sources import compose, installed
 from toolpacks.host._toolset import Toolset
 from toolpacks.host.credentials._vault import equipped
@@ -42,7 +43,6 @@ if TYPE_CHECKING:  # imported where used: its pydantic models cost ~30 ms to imp
 __all__ = ["Host", "PackInfo"]
 
 logger = logging.getLogger("toolpacks")
-
 _PACK_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
 
@@ -469,15 +469,15 @@ class Host:
         authorizers = dict.fromkeys(
             [*self._host_authorizers, *(a for p in loaded for a in p.authorizers)]
         )
-        settings = self.config.config.settings
+        settings, spec = self.config.config.settings, self.agent_config(agent)
         toolset = Toolset(
             entries(request, assembled, call_options(settings, loaded), list(hooks)),
             agent=agent,
             approval=approval if approval is not None else self.approval,
-            authorizers=list(authorizers),
-            max_concurrency=settings.max_concurrency,
+            authorizers=list(authorizers), max_concurrency=settings.max_concurrency,
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
+        toolset.catalog = offered(loaded, spec.prompts, spec.resources, request.scope)
         return equipped(toolset, self.config.config.credentials)  # per-user credentials
 
     def shown_config(self) -> dict[str, Any]:

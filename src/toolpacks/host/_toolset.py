@@ -17,6 +17,7 @@ from toolpacks.core.define._names import safe_name
 from toolpacks.exceptions import PackError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 from toolpacks.host._call_shapes import normalize_call, renamed_error
+from toolpacks.host._offerings import Offerings
 
 if TYPE_CHECKING:
     from toolpacks.core._channel import Channel
@@ -54,7 +55,7 @@ class ToolEntry:
     """Left out of what is sent up front; the model finds it by searching (still callable)."""
 
 
-class Toolset:
+class Toolset(Offerings):
     """The tools one agent may use: definitions for its model, and safe execution.
 
     Build one with ``Host.toolset(...)`` or directly from tools: ``Toolset([t1, t2])``.

@@ -70,13 +70,15 @@ def policy_toolset(
         else replace(e, options=replace(e.options, expose_errors=expose_errors))
         for e in current
     ]
-    return Toolset(
+    served = Toolset(
         entries,
         agent=toolset.agent,
         approval=approval if approval is not None else toolset.approver.handler,
         authorizers=toolset.authorizers,
         max_concurrency=toolset.max_concurrency,
     )
+    served.catalog = toolset.catalog  # its prompts and resources
+    return served
 
 
 def error_text(text: str) -> dict[str, Any]:
@@ -219,6 +221,8 @@ class ToolAnswers:
             return error_text(f"Tool '{name}' failed with {type(exc).__qualname__}.")
         finally:
             del self.running[number]
+        if channel is not None:
+            await channel.drain()  # a sync tool's last progress report goes before its result
         return self.render(name, result)
 
     def render(self, name: str, result: ToolResult) -> dict[str, Any]:

@@ -27,9 +27,9 @@ from typing import Any
 from toolpacks._version import __version__
 from toolpacks.core._channel import LOG_LEVELS
 from toolpacks.mcp._direct import INVALID_PARAMS, Notify, ToolAnswers, UnknownTool
-from toolpacks.mcp._offered import METHODS as OFFERED
-from toolpacks.mcp._offered import OfferedAnswers, OfferError, Subscriptions
 from toolpacks.mcp._notify import ClientState, Outgoing, PeerChannel, Send
+from toolpacks.mcp._offered import METHODS as OFFERED
+from toolpacks.mcp._offered import SUBSCRIBING, OfferedAnswers, OfferError, Subscriptions
 
 __all__ = ["HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "Reply", "Session"]
 
@@ -84,7 +84,7 @@ class Session:
         """``"handshake"`` or ``"modern"``, set by the first message."""
         self.initialized = False
         self._server_meta = {_INFO_KEY: {"name": name, "version": __version__}}
-        self.offered = OfferedAnswers(answers.toolset.catalog)
+        self.offered = OfferedAnswers(answers.toolset.catalog.exposing(answers.expose_errors))
         """Answers prompts/*, resources/* and completion/complete (empty when none)."""
         self._subscriptions: Subscriptions | None = None
         self.client = ClientState()
@@ -191,7 +191,10 @@ class Session:
         extra = {"resultType": "complete", "_meta": self._server_meta}
         cached = {"cacheScope": "private", "ttlMs": 0}
         if method == "server/discover":
-            capabilities = {"tools": {"listChanged": self.list_changed}}
+            capabilities = {
+                "tools": {"listChanged": self.list_changed},
+                **self.offered.capabilities(),
+            }
             discovered = {"supportedVersions": list(MODERN_VERSIONS), "capabilities": capabilities}
             return _result(request_id, {**discovered, **cached, **extra})
         if method == "tools/list":
@@ -200,7 +203,7 @@ class Session:
             return self.answers.list_reply(request_id, {**cached, **extra})
         if method == "tools/call":
             return self._call(request_id, params, None, extra)
-        if method in OFFERED and not method.startswith("resources/sub"):  # no 2026 listen yet
+        if method in OFFERED and method not in SUBSCRIBING:  # 2026-07-28 has no subscribe
             return self._offer(request_id, method, params, extra)
         return _error(request_id, METHOD_NOT_FOUND, "Method not found", method)
 

@@ -110,6 +110,7 @@ def _build(
     from mcp.server import Server
 
     from toolpacks._version import __version__
+    from toolpacks.mcp._offered_sdk import offered_handlers
 
     policy = _policy_toolset(toolset, expose_errors, approval)
     handlers = _ToolsetServer(policy, expose_errors, announce=announce)
@@ -118,6 +119,7 @@ def _build(
         version=__version__,
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
+        **offered_handlers(policy.catalog, expose_errors),
     )
     return server, handlers
 

@@ -111,3 +111,7 @@ class LoadedPack:
     from error messages and hook payloads."""
     ranker: Any = None
     """What its ``toolpacks_ranker`` hook returned: ranks ``Toolset.search`` (or None)."""
+    prompts: list[Any] = field(default_factory=list)
+    """The ``Prompt`` objects its ``register_prompts`` registered (or its MCP server offers)."""
+    resources: list[Any] = field(default_factory=list)
+    """The ``Resource`` objects its ``register_resources`` registered (or its server offers)."""

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolpacks.core._secrets import REDACTED, redact
+from toolpacks.host.config._auth import AuthConfig
 from toolpacks.host.credentials._settings import CredentialConfig
 from toolpacks.packs.isolated._settings import IsolatedConfig, isolation_of
 
@@ -91,6 +92,14 @@ class AgentConfig(_Strict):
     """``defer = "auto"`` defers every tool once the toolset has more tools than this."""
     never_defer: list[str] = Field(default_factory=list)
     """Tools always sent up front, whatever ``defer`` says (same patterns)."""
+    token: dict[str, str] | None = Field(default=None, repr=False)
+    """``{ env = "VAR" }``: a static bearer token that reaches this agent only over HTTP."""
+    prompts: list[str] | None = None
+    """Prompts offered: qualified names (``pack.prompt``) or globs; unset offers every
+    prompt of the agent's packs, ``[]`` none."""
+    resources: list[str] | None = None
+    """Resources offered: qualified names (``pack.resource``) or globs; unset offers every
+    resource of the agent's packs, ``[]`` none."""
 
 
 class McpServerConfig(_Strict):
@@ -198,6 +207,8 @@ class Config(_Strict):
     credentials: dict[str, CredentialConfig] = Field(default_factory=dict)
     """Per-user credentials tools may declare (``[credentials.NAME]``); values are stored
     encrypted per subject, never in this file."""
+    auth: AuthConfig | None = None
+    """``serve --http`` as an OAuth 2.1 resource server: the issuer whose tokens it accepts."""
 
     @field_validator("packs")
     @classmethod

@@ -287,6 +287,7 @@ def _agent_endpoint(
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from toolpacks._version import __version__
+    from toolpacks.mcp._offered_sdk import offered_handlers
     from toolpacks.mcp._server import _policy_toolset, _ToolsetServer
     from toolpacks.mcp.http._direct import DirectRoute
 
@@ -299,6 +300,7 @@ def _agent_endpoint(
         on_list_tools=handlers.list_tools,
         on_call_tool=observed(name, handlers.names, handlers.call_tool, metrics),
         get_tool_input_schema=schemas.get,
+        **offered_handlers(handlers.toolset.catalog, expose_errors),
     )
     manager = StreamableHTTPSessionManager(
         server, stateless=True, json_response=True, max_request_body_size=max_body_bytes

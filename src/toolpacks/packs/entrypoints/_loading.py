@@ -24,6 +24,7 @@ from toolpacks.core._tool import Tool, tool
 from toolpacks.core._toolbox import Toolbox
 from toolpacks.exceptions import PackError, ToolDefinitionError
 from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
+from toolpacks.packs.entrypoints._offerings import collect_offerings
 
 if TYPE_CHECKING:  # pluggy and the hook specs are imported when a host makes its manager
     import pluggy
@@ -257,6 +258,10 @@ def load_pack(
             tools, problems = _collect(registrar, info.name)
             hooks, authorizers = _pack_hooks(pm, plugin)
             ranker = next(filter(None, (_caller(i)() for i in _impls(pm, RANKER, plugin))), None)
+            offered = collect_offerings(
+                lambda hook: [_caller(i) for i in _impls(pm, hook, plugin)],
+                info.name, settings, config_dir,
+            )
     except KeyboardInterrupt as exc:
         if interrupts.seen:
             raise
@@ -266,7 +271,9 @@ def load_pack(
         return _failed(info, f"{type(exc).__qualname__}: {exc}", started, secrets)
     elapsed = time.perf_counter() - started
     loaded_info = replace(info, status="loaded", tools=tuple(tools), import_seconds=elapsed)
-    return LoadedPack(loaded_info, tools, hooks, authorizers, problems, ranker=ranker)
+    loaded = LoadedPack(loaded_info, tools, hooks, authorizers, problems, ranker=ranker)
+    loaded.prompts, loaded.resources = offered
+    return loaded
 
 
 def _failed(info: PackInfo, detail: str, started: float, secrets: tuple[str, ...]) -> LoadedPack:

@@ -393,6 +393,7 @@ class Manifests:
         except (TypeError, ValueError):
             return None
         secret = holds_secret(text, [*self._secrets(source), *loaded.secrets])
+        secret = secret or bool(loaded.prompts or loaded.resources)  # code a manifest lacks
         key = self._variant(source)
         try:
             with locked(self.file(found), _LOCK_SECONDS):
