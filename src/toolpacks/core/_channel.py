@@ -111,6 +111,27 @@ class Channel:
 
     loop: asyncio.AbstractEventLoop | None = None
     """The loop the methods run on (set by the call when it starts, if not set before)."""
+    _pending: set[Any] | None = None
+
+    def track(self, future: Any) -> None:
+        """Remember a message on its way (``drain`` waits for it)."""
+        if self._pending is None:
+            self._pending = set()
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+
+    async def drain(self, within: float = 2.0) -> None:
+        """Wait (at most ``within`` seconds) until the messages on their way are sent.
+
+        The server calls it before the result goes out, so a sync tool's last progress
+        report, sent from its thread, does not arrive after the result.
+        """
+        if not self._pending:
+            return
+        waits = [
+            f if isinstance(f, asyncio.Future) else asyncio.wrap_future(f) for f in self._pending
+        ]
+        await asyncio.wait(waits, timeout=within)
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """Report progress (dropped unless overridden)."""

@@ -267,15 +267,20 @@ class ToolContext:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
+        channel = self.channel
+        assert channel is not None
         if loop is not None:
             task = loop.create_task(coro)
             _held.add(task)
             task.add_done_callback(_done)
+            channel.track(task)
             return Delivery(task)
         if self._loop is None or self._loop.is_closed():
             coro.close()
             return Delivery(None)
-        return Delivery(asyncio.run_coroutine_threadsafe(coro, self._loop))
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        self._loop.call_soon_threadsafe(channel.track, future)
+        return Delivery(future)
 
     def credential(self, name: str) -> str:
         """The calling principal's value of the credential ``name`` (``[credentials.NAME]``).

@@ -19,7 +19,7 @@ from typing import Any
 
 from toolpacks.core._channel import LOG_LEVELS, Channel, ChannelError
 
-__all__ = ["ClientState", "Outgoing", "PeerChannel", "Send"]
+__all__ = ["STATELESS", "ClientState", "Outgoing", "PeerChannel", "Send", "StatelessChannel"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 """Writes one JSON-RPC message to the client."""
@@ -146,3 +146,25 @@ class PeerChannel(Channel):
         """``sampling/createMessage``."""
         request = self._can("sampling", "ask the client's model")
         return await request("sampling/createMessage", params)  # type: ignore[no-any-return]
+
+
+STATELESS = (
+    "this server answers over stateless HTTP, where a tool cannot wait for the client's "
+    "answer; connect over stdio to be asked"
+)
+
+
+class StatelessChannel(Channel):
+    """The channel of a call answered in one JSON reply: nothing to send on, no asking."""
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Mapping[str, Any]:
+        """Refuse: a stateless reply cannot wait for the user."""
+        raise ChannelError(f"this call cannot ask the user: {STATELESS}")
+
+    async def sample(self, params: dict[str, Any]) -> Mapping[str, Any]:
+        """Refuse: a stateless reply cannot wait for the client's model."""
+        raise ChannelError(f"this call cannot ask the client's model: {STATELESS}")
+
+
+STATELESS_CHANNEL = StatelessChannel()
+"""One for every call of the direct HTTP route (it holds nothing per call)."""

@@ -73,8 +73,12 @@ class _ToolsetServer(ToolAnswers):
         async def notify() -> None:
             await ctx.session.send_tool_list_changed()
 
+        from toolpacks.mcp._sdk_channel import SdkChannel
+
         try:
-            answer = await self.call(params.name, params.arguments, ctx.request_id, notify)
+            answer = await self.call(
+                params.name, params.arguments, ctx.request_id, notify, SdkChannel(ctx)
+            )
         except UnknownTool as exc:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=str(exc)) from None
         return mcp_types.CallToolResult.model_validate(answer)

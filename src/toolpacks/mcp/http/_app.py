@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpacks.mcp.http._guard import Guard, Refusal
 from toolpacks.mcp.http._metrics import CallMetrics, observed
+from toolpacks.mcp.http._stream import wants_stream
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -107,6 +108,8 @@ class _Agent:
         self.direct: DirectRoute | None = None
         """Answers plain stateless ``tools/list`` and ``tools/call`` without the SDK's
         per-request machinery (None: every request goes to the SDK)."""
+        self.streaming: StreamableHTTPSessionManager | None = None
+        """Answers calls that listen for progress or logs, on an SSE reply (``_stream``)."""
 
     def problem(self) -> str:
         """Why this endpoint cannot serve now, or ``""`` when it can (for ``/healthz``).
@@ -144,7 +147,9 @@ class _Agent:
         body = await self._body(scope, receive, send, headers)
         if body is None:
             return
-        if self.direct is not None and self.started and await self._direct(body, scope, send):
+        streams = self.streaming is not None and wants_stream(body, scope["headers"])
+        direct = not streams and self.direct is not None and self.started
+        if direct and await self._direct(body, scope, send):
             return
         answered = await self._answer_directly(body, scope, receive, send)
         if answered:
@@ -152,7 +157,8 @@ class _Agent:
         if not self.started:
             await _rpc_error(503, _NOT_STARTED)(scope, receive, send)
             return
-        await self.manager.handle_request(scope, _replay(body, receive), send)
+        manager = self.streaming if streams and self.streaming is not None else self.manager
+        await manager.handle_request(scope, _replay(body, receive), send)
 
     async def _direct(self, body: bytes, scope: Scope, send: Send) -> bool:
         """Answer a plain stateless ``tools/list`` or ``tools/call`` from the parsed body.
@@ -307,6 +313,9 @@ def _agent_endpoint(
     )
     endpoint = _Agent(name, handlers, manager, guard, metrics, max_body_bytes)
     endpoint.direct = DirectRoute(name, handlers, metrics, f"toolpacks:{name}")
+    endpoint.streaming = StreamableHTTPSessionManager(
+        server, stateless=True, json_response=False, max_request_body_size=max_body_bytes
+    )
     return endpoint
 
 
@@ -371,6 +380,8 @@ def build_http_app(
         async with contextlib.AsyncExitStack() as stack:
             for endpoint in endpoints.values():
                 await stack.enter_async_context(endpoint.manager.run())
+                if endpoint.streaming is not None:
+                    await stack.enter_async_context(endpoint.streaming.run())
                 endpoint.started = True
             try:
                 yield

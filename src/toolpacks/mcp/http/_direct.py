@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.mcp._direct import UnknownTool, dump
+from toolpacks.mcp._notify import STATELESS_CHANNEL
 from toolpacks.mcp.http._metrics import counted
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ class DirectRoute:
         """Run the call, timed, logged and counted (``_metrics.counted``, as the SDK road)."""
         name = params["name"]
         tool = name if name in self.answers.names else ""
-        run = self.answers.call(name, params.get("arguments"), request_id)
+        run = self.answers.call(name, params.get("arguments"), request_id, None, STATELESS_CHANNEL)
         return await counted(
             self.metrics,
             self.agent,
