@@ -54,8 +54,13 @@ def test_a_mixed_list_renders_each_part() -> None:
         "resource_link",
     ]
     assert blocks[1]["text"] == '{"n":1}'
-    assert base64.b64decode(blocks[2]["data"]) == PNG and blocks[2]["mimeType"] == "image/png"
-    assert blocks[4]["resource"] == {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}
+    assert base64.b64decode(blocks[2]["data"]) == PNG
+    assert blocks[2]["mimeType"] == "image/png"
+    assert blocks[4]["resource"] == {
+        "uri": "file:///a.txt",
+        "mimeType": "text/plain",
+        "text": "hello",
+    }
     assert base64.b64decode(blocks[5]["resource"]["blob"]) == b"\x00\x01"
     assert blocks[6] == {
         "type": "resource_link",
@@ -101,7 +106,8 @@ def test_bad_content_is_an_error_result(value: object, words: str) -> None:
 
     result = asyncio.run(bad.invoke({}))
     assert result.is_error
-    assert result.error is not None and result.error.kind == "output_invalid"
+    assert result.error is not None
+    assert result.error.kind == "output_invalid"
     assert words in result.content
     assert "Tool 'bad' returned" in result.content
 

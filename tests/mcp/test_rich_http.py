@@ -8,7 +8,6 @@ the capability.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import os
@@ -36,7 +35,7 @@ MODES = ["legacy", "auto"]
 class RichServer(HttpServer):
     """``toolpacks serve --agent rich --http 127.0.0.1:0`` in a subprocess."""
 
-    def __init__(self, directory: Path) -> None:  # noqa: D107
+    def __init__(self, directory: Path) -> None:
         config = write_rich(directory)
         command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
         self.proc = subprocess.Popen(
@@ -96,7 +95,8 @@ def test_bad_content_is_an_error_result(server: RichServer, mode: str) -> None:
             return await client.call_tool("bad_picture", {})
 
     result = run(main())
-    assert result.is_error and "needs image/*" in text(result)
+    assert result.is_error
+    assert "needs image/*" in text(result)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -162,4 +162,5 @@ def test_asking_over_stateless_http_is_a_clear_error(
 
     result = run(main())
     assert result.is_error
-    assert "cannot ask" in text(result) and "stateless HTTP" in text(result)
+    assert "cannot ask" in text(result)
+    assert "stateless HTTP" in text(result)

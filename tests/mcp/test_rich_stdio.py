@@ -38,7 +38,15 @@ async def connect(directory: Path, mode: str = "legacy", **callbacks: Any) -> As
     """The official client on ``toolpacks serve --agent rich`` over stdio."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "toolpacks", "serve", "--agent", "rich", "--config", str(directory / "toolpacks.toml")],
+        args=[
+            "-m",
+            "toolpacks",
+            "serve",
+            "--agent",
+            "rich",
+            "--config",
+            str(directory / "toolpacks.toml"),
+        ],
         env={"PYTHONPATH": str(directory)},
     )
     with (directory / "serve.log").open("a") as errlog:
@@ -83,7 +91,9 @@ def test_an_image_and_a_link_arrive_as_content_blocks(rich_dir: Path, mode: str)
     assert base64.b64decode(image.data).startswith(b"\x89PNG")
 
 
-@pytest.mark.parametrize(("tool", "words"), [("bad_picture", "needs image/*"), ("huge_picture", "more than the limit")])
+@pytest.mark.parametrize(
+    ("tool", "words"), [("bad_picture", "needs image/*"), ("huge_picture", "more than the limit")]
+)
 def test_bad_content_is_an_error_result(rich_dir: Path, tool: str, words: str) -> None:
     """A wrong MIME family or an image over the cap: an error result that says which."""
 
@@ -169,13 +179,16 @@ def _elicit(answer: mcp_types.ElicitResult) -> Any:
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        (mcp_types.ElicitResult(action="accept", content={"name": "Ada", "age": 36}), "hello Ada, 36"),
+        (
+            mcp_types.ElicitResult(action="accept", content={"name": "Ada", "age": 36}),
+            "hello Ada, 36",
+        ),
         (mcp_types.ElicitResult(action="decline"), "the user chose decline"),
         (mcp_types.ElicitResult(action="cancel"), "the user chose cancel"),
     ],
 )
 def test_elicitation_answers_reach_the_tool(rich_dir: Path, answer: Any, expected: str) -> None:
-    """accept (validated into the model), decline and cancel."""
+    """Accept (validated into the model), decline and cancel."""
 
     async def main() -> mcp_types.CallToolResult:
         async with connect(rich_dir, elicitation_callback=_elicit(answer)) as client:
@@ -196,7 +209,8 @@ def test_an_answer_that_does_not_match_the_form_is_refused(rich_dir: Path) -> No
 
     result = run(main())
     assert result.is_error
-    assert "does not match the form" in text(result) and "age" in text(result)
+    assert "does not match the form" in text(result)
+    assert "age" in text(result)
 
 
 def test_sampling_asks_the_clients_model(rich_dir: Path) -> None:
@@ -218,7 +232,8 @@ def test_sampling_asks_the_clients_model(rich_dir: Path) -> None:
     result = run(main())
     assert text(result) == "model said: 42"
     (params,) = asked
-    assert params.max_tokens == 50 and params.system_prompt == "be brief"
+    assert params.max_tokens == 50
+    assert params.system_prompt == "be brief"
     assert params.messages[0].content.text == "meaning of life?"
 
 
@@ -245,7 +260,9 @@ def test_cancelling_a_call_cancels_the_tool(rich_dir: Path, tmp_path: Path) -> N
     async def main() -> None:
         async with connect(rich_dir) as client:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(client.call_tool("wait_forever", {"marker": str(marker)}), 1.0)
+                await asyncio.wait_for(
+                    client.call_tool("wait_forever", {"marker": str(marker)}), 1.0
+                )
             for _ in range(100):
                 if marker.exists():
                     return
