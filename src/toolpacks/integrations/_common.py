@@ -265,8 +265,8 @@ def plain_entry(toolset: Toolset, name: str) -> tuple[ToolEntry, bool] | None:
     if entry is None or entry.require_approval:
         return None
     tool = entry.tool
-    if tool.allowed_agents is not None or tool.deferred:
-        return None
+    if tool.allowed_agents is not None or tool.deferred or tool.credentials:
+        return None  # credentials: resolved for the principal by Toolset.call
     plan, options, hooks = tool._plan or plan_of(tool), entry.options, tool.hooks
     short = (
         plan.fast
