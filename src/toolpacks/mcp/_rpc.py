@@ -204,7 +204,9 @@ class Session:
         if method == "tools/call":
             return self._call(request_id, params, None, extra)
         if method in OFFERED and method not in SUBSCRIBING:  # 2026-07-28 has no subscribe
-            return self._offer(request_id, method, params, extra)
+            cacheable = method.endswith("/list") or method == "resources/read"
+            answered = {**cached, **extra} if cacheable else extra
+            return self._offer(request_id, method, params, answered)
         return _error(request_id, METHOD_NOT_FOUND, "Method not found", method)
 
     # -- prompts, resources and completion, in both eras
