@@ -17,6 +17,7 @@ from toolpacks.export._calls import (
 )
 from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._protocol import ExportableResult, ExportableTool
+from toolpacks.export._rich import anthropic_content, parts
 from toolpacks.export._strict import ANTHROPIC, apply_strict
 
 __all__ = ["define", "parse", "render"]
@@ -42,11 +43,15 @@ def define(tool: ExportableTool, name: str, description: str, strict: StrictMode
 
 
 def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
-    """A ``tool_result`` content block; ``is_error`` is sent only when true, as documented."""
+    """A ``tool_result`` content block; ``is_error`` is sent only when true, as documented.
+
+    A result holding images gets a list of text and image blocks (``_rich``).
+    """
+    blocks = parts(result)
     out: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": answer_id(result, call),
-        "content": result.content,
+        "content": result.content if blocks is None else anthropic_content(blocks),
     }
     if result.is_error:
         out["is_error"] = True

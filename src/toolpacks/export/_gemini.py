@@ -18,6 +18,7 @@ from toolpacks.export._calls import (
 from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._gemini_schema import to_gemini
 from toolpacks.export._protocol import ExportableResult, ExportableTool
+from toolpacks.export._rich import gemini_parts, parts
 
 __all__ = ["define", "parse", "render"]
 
@@ -56,8 +57,13 @@ def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     name is the one answered); without it, when the result's call id is not one a toolset made
     up for a call that came without an id (see ``GENERATED_ID``).
     """
+    blocks = parts(result)
+    inline: list[dict[str, Any]] = []
     if result.is_error:
         response: dict[str, Any] = {"error": result.content}
+    elif blocks is not None:  # images and audio go as inline data parts
+        text, inline = gemini_parts(blocks)
+        response = {"output": text}
     else:
         structured = result.structured
         response = {"output": structured if structured is not None else result.content}
@@ -71,6 +77,8 @@ def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
     if call_id:
         out["id"] = call_id
     out["response"] = response
+    if inline:
+        out["parts"] = inline
     return {"functionResponse": out}
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolpacks.core._content import mcp_blocks
 from toolpacks.export._base import input_schema, where
 from toolpacks.export._calls import ToolCall, arguments_of, as_mapping, plain, text_field
 from toolpacks.export._formats import StrictMode
 from toolpacks.export._protocol import ExportableResult, ExportableTool
 from toolpacks.export._refs import copy_schema
+from toolpacks.export._rich import parts
 
 __all__ = ["define", "output_schema", "parse", "render", "wraps_output"]
 
@@ -85,7 +87,13 @@ def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
-    """A ``CallToolResult``: the text, ``structuredContent`` for a structured success."""
+    """A ``CallToolResult``: the text, ``structuredContent`` for a structured success.
+
+    A result holding images, audio or resources gets one content block each.
+    """
+    blocks = parts(result)
+    if blocks is not None:
+        return {"content": mcp_blocks(blocks), "isError": False}
     out: dict[str, Any] = {"content": [{"type": "text", "text": result.content}]}
     structured = None if result.is_error else result.structured
     if structured is not None:

@@ -25,6 +25,7 @@ from toolpacks.export._calls import (
 )
 from toolpacks.export._formats import StrictMode, ToolCallParseError
 from toolpacks.export._protocol import ExportableResult, ExportableTool
+from toolpacks.export._rich import parts, responses_output
 from toolpacks.export._strict import OPENAI, apply_strict
 
 __all__ = [
@@ -77,11 +78,12 @@ def render_chat(result: ExportableResult, call: ToolCall | None) -> dict[str, An
 
 
 def render_responses(result: ExportableResult, call: ToolCall | None) -> dict[str, Any]:
-    """A Responses ``function_call_output`` input item."""
+    """A Responses ``function_call_output`` input item (images as ``input_image`` items)."""
+    blocks = parts(result)
     return {
         "type": "function_call_output",
         "call_id": answer_id(result, call),
-        "output": result.content,
+        "output": result.content if blocks is None else responses_output(blocks),
     }
 
 
