@@ -320,8 +320,11 @@ def _answer_duplicates(
             if "code" in answer:
                 return {"jsonrpc": "2.0", "id": request_id, "error": answer}
             return {"jsonrpc": "2.0", "id": request_id, "result": answer}
+    # A repeat outside the arguments names the refusal; with none (the arguments repeat a
+    # key but the id is no JSON-RPC id, so there is no call to answer), the first one does.
     outside = next(
-        d for d in duplicates if call is None or id(d.holder) not in _object_ids(call[1])
+        (d for d in duplicates if call is None or id(d.holder) not in _object_ids(call[1])),
+        duplicates[0],
     )
     return error_message(
         INVALID_REQUEST,
