@@ -121,3 +121,48 @@ def test_mcp_result_validates(served: bool) -> None:
     rendered = content_result("shot", result) if served else render_result(result, "mcp")
     parsed = mcp_types.CallToolResult.model_validate(rendered)
     assert [b.type for b in parsed.content] == ["text", "image", "resource_link"]
+
+
+# -- framework adapters: an image result never breaks them -----------------------------------
+
+
+def test_pydantic_ai_gets_the_stand_in() -> None:
+    """pydantic-ai's toolset returns the text stand-in, not the Image object."""
+    from pydantic_ai import RunContext
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+
+    from toolpacks.integrations.pydantic_ai import as_toolset
+
+    adapter = as_toolset(Toolset([shot]))
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage(), tool_call_id="pc1")
+
+    async def main() -> Any:
+        listed = (await adapter.get_tools(ctx))["shot"]
+        return await adapter.call_tool("shot", {}, ctx, listed)
+
+    assert asyncio.run(main()).startswith("the page:\n[image/png, ")
+
+
+def test_openai_agents_gets_the_stand_in() -> None:
+    """openai-agents' FunctionTool answers with the text stand-in."""
+    from agents.tool_context import ToolContext as AgentsToolContext
+
+    from toolpacks.integrations.openai_agents import as_tools
+
+    (function_tool,) = as_tools(Toolset([shot]))
+    ctx = AgentsToolContext(None, tool_name="shot", tool_call_id="c1", tool_arguments="{}")
+    output = asyncio.run(function_tool.on_invoke_tool(ctx, "{}"))
+    assert output.startswith("the page:\n[image/png, ")
+
+
+def test_langchain_gets_the_stand_in() -> None:
+    """A langchain ToolMessage holds the stand-in as content and as artifact."""
+    from toolpacks.integrations.langchain import as_tools
+
+    (lc_tool,) = as_tools(Toolset([shot]))
+    message = asyncio.run(
+        lc_tool.ainvoke({"name": "shot", "args": {}, "id": "c1", "type": "tool_call"})
+    )
+    assert message.content.startswith("the page:\n[image/png, ")
+    assert message.artifact == message.content

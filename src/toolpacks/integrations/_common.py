@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
+from toolpacks.core._content import has_content
 from toolpacks.core._context import ToolContext
 from toolpacks.core._hooks import EMPTY_HOOKS
 from toolpacks.core._result import ToolResult
@@ -310,7 +311,7 @@ def model_value(result: ToolResult, toolset: Toolset, name: str) -> Any:
     ``ToolResult.value`` for a successful call whose text fits the call's
     ``max_content_chars``; otherwise ``ToolResult.content``, the text the model would get
     (the error message, or the value truncated with a marker). Result caps thus apply to
-    structured values as they do to text.
+    structured values as they do to text. Images and resources give their text stand-in.
 
     Args:
         result: A result of ``toolset.call``.
@@ -322,7 +323,7 @@ def model_value(result: ToolResult, toolset: Toolset, name: str) -> Any:
     if not result.is_error and (kind is int or kind is bool or value is None):
         return value
     text = result.content
-    if result.is_error or kind is str:
+    if result.is_error or kind is str or has_content(value):  # images: their text stand-in
         return text
     limit = toolset.entry(name).options.max_content_chars  # a successful call names a tool
     if limit and len(text) > limit:
