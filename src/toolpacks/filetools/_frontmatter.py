@@ -36,6 +36,7 @@ _TOP_KEYS = (
     "destructive",
     "idempotent",
     "open_world",
+    "credentials",
 )
 _HINT_KEYS = ("read_only", "destructive", "idempotent", "open_world")
 _PARAM_KEYS = ("type", "description", "required", "enum", "default", "items")
@@ -84,6 +85,8 @@ class FrontMatter:
     """Seconds a run may take."""
     hints: ToolHints = field(default_factory=ToolHints)
     """The behaviour hints it states (``read_only``, ``destructive``, ...)."""
+    credentials: tuple[str, ...] = ()
+    """The per-user credentials its handler reads (``context.credential(name)``)."""
 
 
 class _Loader(yaml.SafeLoader):
@@ -344,6 +347,8 @@ def parse_tool_md(text: str) -> FrontMatter:
     description = _optional_str(data, "description", problems)
     title = _optional_str(data, "title", problems)
     tags = _strings(data["tags"], "tags", problems) if data.get("tags") is not None else ()
+    wanted = data.get("credentials")
+    credentials = _strings(wanted, "credentials", problems) if wanted is not None else ()
     schema = _schema(data.get("parameters"), problems)
     allowed, approval = _permissions(data.get("permissions"), problems)
     timeout = data.get("timeout")
@@ -375,4 +380,5 @@ def parse_tool_md(text: str) -> FrontMatter:
         title=title,
         timeout=None if timeout is None else float(timeout),
         hints=ToolHints(**hints),
+        credentials=credentials,
     )

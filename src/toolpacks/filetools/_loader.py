@@ -210,6 +210,7 @@ def _build(
             destructive=front.hints.destructive,
             idempotent=front.hints.idempotent,
             open_world=front.hints.open_world,
+            credentials=front.credentials,
         )
     except ToolDefinitionError as exc:
         problems.append(f"{tool_md}: {exc}")
