@@ -172,6 +172,8 @@ class Catalog:
         try:
             value = await _call(p.fn, args)
             messages = [self._message(m) for m in (value if type(value) is list else [value])]
+        except OfferingFailed:
+            raise  # already says what failed (a mounted server's refusal)
         except Exception as exc:
             raise self._failed(f"prompt {name!r}", exc) from None
         result: dict[str, Any] = {"messages": messages}
@@ -217,6 +219,8 @@ class Catalog:
             value = await _call(r.fn, params)
             contents = [self._contents(r, uri, v) for v in
                         (value if type(value) is list else [value])]
+        except OfferingFailed:
+            raise
         except Exception as exc:
             raise self._failed(f"resource {uri!r}", exc) from None
         return {"contents": contents}
@@ -226,6 +230,10 @@ class Catalog:
         if isinstance(value, EmbeddedResource):
             block = mcp_blocks(resolve([value], str))[0]["resource"]
             return dict(block)
+        if isinstance(value, dict) and isinstance(value.get("uri"), str) and (
+            isinstance(value.get("text"), str) or isinstance(value.get("blob"), str)
+        ):
+            return value  # already MCP resource contents (a mounted server's)
         if isinstance(value, bytes | bytearray):
             mime = r.mime_type or "application/octet-stream"
             return {"uri": uri, "mimeType": mime, "blob": base64.b64encode(value).decode()}

@@ -46,6 +46,7 @@ from toolpacks.packs.mcp._names import (
     exposed_names,
     tool_name,
 )
+from toolpacks.packs.mcp._offered import remote_offerings
 from toolpacks.packs.mcp._relay import MESSAGE_TOO_LARGE
 from toolpacks.packs.mcp._results import content_text, result_value
 from toolpacks.packs.mcp._spec import (
@@ -161,6 +162,7 @@ def load_mcp_pack(
         logger.debug("%s failed to start", spec.describe(), exc_info=True)
         return failed(mount.scrub(f"{spec.describe()} could not be started ({exc!r})"))
     pack = mount.mounted(remote_tools, problems, time.perf_counter() - started)
+    pack.prompts, pack.resources = remote_offerings(mount.connection, info.name, cfg.timeout)
     if mount.connection.lost_reason is not None:  # it died while its tools were being built
         mount.on_lost(mount.connection.lost_reason)
     return pack
