@@ -17,6 +17,7 @@ so a request is parsed once and runs without the SDK's per-request machinery; an
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -28,6 +29,7 @@ from pydantic_core import from_json, to_json
 from toolpacks.core._channel import Channel
 from toolpacks.core._content import BadContent, has_content, mcp_blocks, resolve
 from toolpacks.core._context import ToolContext
+from toolpacks.core._principal import Principal
 from toolpacks.core._result import ArgumentError, ToolResult, render_value
 from toolpacks.core._secrets import scrub
 from toolpacks.core.call._gate import invalid_arguments
@@ -38,7 +40,15 @@ from toolpacks.host._toolset import Toolset
 from toolpacks.mcp._search import Found, listing
 from toolpacks.mcp._wire import dump
 
-__all__ = ["INVALID_PARAMS", "Notify", "ToolAnswers", "UnknownTool", "dump", "policy_toolset"]
+__all__ = [
+    "INVALID_PARAMS",
+    "SERVED_PRINCIPAL",
+    "Notify",
+    "ToolAnswers",
+    "UnknownTool",
+    "dump",
+    "policy_toolset",
+]
 
 logger = logging.getLogger("toolpacks.mcp")
 
@@ -47,6 +57,12 @@ INVALID_PARAMS = -32602
 
 Notify = Callable[[], Awaitable[None]]
 """Tells the client its tool list changed (``notifications/tools/list_changed``)."""
+
+
+SERVED_PRINCIPAL: contextvars.ContextVar[Principal | None] = contextvars.ContextVar(
+    "toolpacks_served_principal", default=None
+)
+"""Who the request being answered is for (set by the HTTP app from a verified token)."""
 
 
 class UnknownTool(Exception):
@@ -207,7 +223,12 @@ class ToolAnswers:
         number = next(self._numbers)
         self.running[number] = name
         try:
-            context = None if channel is None else ToolContext(channel=channel)
+            principal = SERVED_PRINCIPAL.get()
+            context = (
+                None
+                if channel is None and principal is None
+                else ToolContext(channel=channel, principal=principal)
+            )
             result = await self.toolset.call(name, arguments or {}, context, call_id=call_id)
         except asyncio.CancelledError:
             raise

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpacks.mcp.http._guard import Guard, Refusal
 from toolpacks.mcp.http._metrics import CallMetrics, observed
-from toolpacks.mcp.http._stream import wants_stream
+from toolpacks.mcp.http._stream import StreamChooser
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from toolpacks.host._host import Host
     from toolpacks.mcp._server import _ToolsetServer
     from toolpacks.mcp.http._direct import DirectRoute
+    from toolpacks.mcp.http.auth._gate import Authenticator
+    from toolpacks.mcp.http.auth._views import PrincipalViews
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "HttpServed", "build_http_app", "http_app"]
 
@@ -110,6 +112,12 @@ class _Agent:
         per-request machinery (None: every request goes to the SDK)."""
         self.streaming: StreamableHTTPSessionManager | None = None
         """Answers calls that listen for progress or logs, on an SSE reply (``_stream``)."""
+        self.chooser: StreamChooser | None = None
+        """Decides which calls go to ``streaming``."""
+        self.auth: Authenticator | None = None
+        """Who is calling (``auth/_gate``): a principal, or a 401 / 403 before any routing."""
+        self.views: PrincipalViews | None = None
+        """Each principal's answers (``auth/_views``)."""
 
     def problem(self) -> str:
         """Why this endpoint cannot serve now, or ``""`` when it can (for ``/healthz``).
@@ -135,6 +143,13 @@ class _Agent:
         if refusal is not None:
             await self._refuse(refusal, scope, receive, send)
             return
+        principal = None
+        if self.auth is not None:
+            principal, refusal = await self.auth.identify(self.name, scope)
+            if refusal is not None:
+                await self._refuse(refusal, scope, receive, send)
+                return
+            scope["toolpacks.principal"] = principal  # auth/_views.PRINCIPAL_KEY
         if scope["method"] != "POST":
             refusal = Refusal(
                 405,
@@ -147,9 +162,9 @@ class _Agent:
         body = await self._body(scope, receive, send, headers)
         if body is None:
             return
-        streams = self.streaming is not None and wants_stream(body, scope["headers"])
+        streams = self.chooser is not None and self.chooser.wants_stream(body, scope["headers"])
         direct = not streams and self.direct is not None and self.started
-        if direct and await self._direct(body, scope, send):
+        if direct and await self._direct(body, scope, send, principal):
             return
         answered = await self._answer_directly(body, scope, receive, send)
         if answered:
@@ -160,21 +175,27 @@ class _Agent:
         manager = self.streaming if streams and self.streaming is not None else self.manager
         await manager.handle_request(scope, _replay(body, receive), send)
 
-    async def _direct(self, body: bytes, scope: Scope, send: Send) -> bool:
+    async def _direct(self, body: bytes, scope: Scope, send: Send, principal: Any = None) -> bool:
         """Answer a plain stateless ``tools/list`` or ``tools/call`` from the parsed body.
 
         Parsed once, here; whatever ``DirectRoute.route`` does not take (and anything with a
         repeated key or that is not JSON) goes on to the checks below and the SDK.
         """
+        from toolpacks.mcp._direct import SERVED_PRINCIPAL
         from toolpacks.mcp._wire import parse_body
 
         value = parse_body(body)
-        if value is None or self.direct is None:
+        route = self.direct if self.views is None else self.views.direct_for(principal)
+        if value is None or route is None:
             return False
-        version = self.direct.route(scope["headers"], value)
+        version = route.route(scope["headers"], value)
         if version is None:
             return False
-        await self.direct.answer(value, version, send)
+        reset = SERVED_PRINCIPAL.set(principal)
+        try:
+            await route.answer(value, version, send)
+        finally:
+            SERVED_PRINCIPAL.reset(reset)
         return True
 
     async def _refuse(self, refusal: Refusal, scope: Scope, receive: Receive, send: Send) -> None:
@@ -296,15 +317,17 @@ def _agent_endpoint(
     from toolpacks.mcp._offered_sdk import offered_handlers
     from toolpacks.mcp._server import _policy_toolset, _ToolsetServer
     from toolpacks.mcp.http._direct import DirectRoute
+    from toolpacks.mcp.http.auth._views import PrincipalViews
 
     toolset = host.toolset(name)
     handlers = _ToolsetServer(_policy_toolset(toolset, expose_errors, None), expose_errors)
     schemas = {d["name"]: d["inputSchema"] for d in handlers.definitions}
+    views = PrincipalViews(name, handlers, metrics, f"toolpacks:{name}")
     server = Server(
         f"toolpacks:{name}",
         version=__version__,
-        on_list_tools=handlers.list_tools,
-        on_call_tool=observed(name, handlers.names, handlers.call_tool, metrics),
+        on_list_tools=views.list_tools,
+        on_call_tool=observed(name, handlers.names, views.call_tool, metrics),
         get_tool_input_schema=schemas.get,
         **offered_handlers(handlers.toolset.catalog, expose_errors),
     )
@@ -312,7 +335,9 @@ def _agent_endpoint(
         server, stateless=True, json_response=True, max_request_body_size=max_body_bytes
     )
     endpoint = _Agent(name, handlers, manager, guard, metrics, max_body_bytes)
-    endpoint.direct = DirectRoute(name, handlers, metrics, f"toolpacks:{name}")
+    endpoint.direct = views.direct = DirectRoute(name, handlers, metrics, f"toolpacks:{name}")
+    endpoint.views = views
+    endpoint.chooser = StreamChooser(handlers.toolset)
     endpoint.streaming = StreamableHTTPSessionManager(
         server, stateless=True, json_response=False, max_request_body_size=max_body_bytes
     )
@@ -352,12 +377,17 @@ def build_http_app(
         raise TypeError("max_body_bytes is a number of bytes (an int)")
     if max_body_bytes <= 0:
         raise ValueError(f"max_body_bytes must be positive, not {max_body_bytes}")
-    guard = Guard(token, allowed_hosts, allowed_origins)
+    from toolpacks.mcp.http.auth._wiring import authenticator, metadata_routes
+
+    auth = authenticator(host, names, token)
+    guard = Guard(None, allowed_hosts, allowed_origins)  # tokens: ``auth``
     expose = expose_errors or host.config.config.settings.expose_errors
     metrics = CallMetrics()
     endpoints = {
         name: _agent_endpoint(name, host, expose, guard, metrics, max_body_bytes) for name in names
     }
+    for endpoint in endpoints.values():
+        endpoint.auth = auth
 
     async def healthz(request: Request) -> Response:
         problems = [p for p in (e.problem() for e in endpoints.values()) if p]
@@ -370,6 +400,8 @@ def build_http_app(
         from starlette.responses import PlainTextResponse
 
         refusal = guard.check(dict(request.scope["headers"]))
+        if refusal is None:
+            refusal = (await auth.identify(None, request.scope))[1]
         if refusal is not None:
             metrics.refuse(refusal.reason)
             return _rpc_error(refusal.status, refusal.message, refusal.headers)
@@ -393,6 +425,7 @@ def build_http_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
         Route("/agents/{agent}/mcp", _AgentRoute(endpoints)),
+        *metadata_routes(auth, names),
     ]
     if len(endpoints) == 1:
         routes.append(Route("/mcp", next(iter(endpoints.values()))))

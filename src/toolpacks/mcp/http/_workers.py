@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
+    from toolpacks.host._host import Host
+
 
 __all__ = ["serve_http"]
 
@@ -70,12 +72,15 @@ STABLE_AFTER = 30.0
 
 
 
-def _refuse_open_bind(host: str, token: str | None) -> None:
-    if token is None and not is_loopback(host):
+def _refuse_open_bind(host: str, token: str | None, built: Host, agents: Sequence[str]) -> None:
+    config = built.config.config
+    open_agents = [a for a in agents if a not in config.agents or config.agents[a].token is None]
+    if token is None and config.auth is None and open_agents and not is_loopback(host):
         raise ConfigError(
             f"refusing to serve on {host} without a token: anyone who can reach that address "
-            "could call every tool. Set a token (toolpacks serve --token-env VAR, or "
-            "serve_http(token=...)), or bind a loopback address such as 127.0.0.1"
+            f"could call every tool of {', '.join(open_agents)}. Set a token (toolpacks serve "
+            '--token-env VAR, serve_http(token=...), or [agents.NAME] token = { env = "VAR" }), '
+            "an [auth] table (issuer, audience), or bind a loopback address such as 127.0.0.1"
         )
 
 
@@ -139,7 +144,6 @@ def serve_http(
         raise ValueError(f"workers must be a whole number of processes, 1 or more, not {workers!r}")
     if token is not None:
         check_token(token)
-    _refuse_open_bind(host, token)
     if allowed_hosts is None and not is_loopback(host):
         allowed_hosts = ["*"]  # a token protects it; the names clients use are not known here
     spec = _Spec(
@@ -161,6 +165,7 @@ def serve_http(
     from toolpacks.host._host import Host as HostClass
 
     with HostClass(spec.config) as built:
+        _refuse_open_bind(host, token, built, spec.agents)
         served = build_app(built, spec)  # fails here, before binding, if an agent cannot serve
         if workers == 1:
             sock = listen(host, port)

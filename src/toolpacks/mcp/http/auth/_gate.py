@@ -124,7 +124,9 @@ class Authenticator:
         if self.tokens.is_server_token(credential):
             return None, None
         if agent is not None and self.tokens.is_agent_token(agent, credential):
-            principal = Principal(f"agent-token:{agent}", scopes=self.agent_scopes.get(agent, ()))
+            principal = Principal(
+                f"agent-token:{agent}", scopes=self.agent_scopes.get(agent, frozenset())
+            )
             return principal, None
         if self.verifier is None:
             return None, self._unauthorized(agent, scope, "not a token of this agent", True)
