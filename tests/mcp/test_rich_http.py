@@ -117,6 +117,21 @@ def test_progress_arrives_on_the_stream(server: RichServer, mode: str, tool: str
     assert seen == [1.0, 2.0, 3.0]
 
 
+def test_log_messages_on_2025_reach_a_listening_client(server: RichServer) -> None:
+    """2025-11-25: a tool that takes a ToolContext is answered on a stream, logs and all."""
+    got: list[str] = []
+
+    async def on_log(params: mcp_types.LoggingMessageNotificationParams) -> None:
+        got.append(params.level)
+
+    async def main() -> mcp_types.CallToolResult:
+        async with connect(server.url(), "legacy", logging_callback=on_log) as client:
+            return await client.call_tool("chatty", {})
+
+    assert text(run(main())) == "logged"
+    assert got == ["debug", "info", "warning", "error"]
+
+
 def test_log_messages_on_2026_follow_the_requests_level(server: RichServer) -> None:
     """2026-07-28: a request that opts in at info gets info, warning and error."""
     got: list[str] = []
