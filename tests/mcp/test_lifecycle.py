@@ -232,6 +232,30 @@ def test_sigterm_with_a_stuck_call_exits_non_zero_after_the_grace(
     assert "hang" in server.stderr()
 
 
+def test_a_second_sigterm_ends_the_grace_at_once(
+    raw_server: StartServer, tmp_path: Path
+) -> None:
+    """With a grace far longer than the wait below, a second SIGTERM still ends the process."""
+    server = raw_server({GRACE_ENV: "600"})
+    marker = tmp_path / "hang.started"
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 85,
+            "method": "tools/call",
+            "params": {"name": "hang", "arguments": {"marker": str(marker)}},
+        }
+    )
+    _wait_for(marker)
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.wait(0.5) is None, "the first SIGTERM must grant the grace, not end at once"
+    server.proc.send_signal(signal.SIGTERM)
+    code = server.wait(EXIT_CEILING)  # a tenth of the grace: only the second signal ends it
+    assert code is not None, "a second SIGTERM did not end the grace"
+    assert code == 3
+    assert "hang" in server.stderr()
+
+
 def test_sigterm_stops_reading_new_requests(raw_server: StartServer, tmp_path: Path) -> None:
     """After SIGTERM a new request is not served; the one in flight still is."""
     server = raw_server()
