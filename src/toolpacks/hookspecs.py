@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolpacks.core._tool import Tool
 
 __all__ = [
+    "CredentialStore",
     "Decision",
     "Ranker",
     "Register",
@@ -49,6 +50,7 @@ __all__ = [
     "register_resources",
     "register_tools",
     "tagged",
+    "toolpacks_credential_store",
     "toolpacks_ranker",
 ]
 
@@ -223,6 +225,40 @@ def toolpacks_ranker() -> Ranker | None:
     The ranker serves the default search mode only (``mode="regex"`` stays a pattern match),
     so a semantic ranker can be added without the core depending on it. A pack that supplies
     one is imported whenever a toolset using it is built (its manifest does not replace it).
+    """
+
+
+class CredentialStore(Protocol):
+    """Where per-user credential values live: what ``toolpacks_credential_store`` returns.
+
+    Values are strings (an ``oauth2`` credential's is JSON with its tokens), kept per
+    (credential name, subject). The default is an encrypted SQLite file in the state
+    directory. Methods are called from worker threads, several at once.
+    """
+
+    def get(self, name: str, subject: str) -> str | None:
+        """The value of ``name`` for ``subject``, or None when there is none."""
+
+    def set(self, name: str, subject: str, value: str) -> None:
+        """Store ``value`` (replacing any)."""
+
+    def delete(self, name: str, subject: str) -> bool:
+        """Remove it; whether there was one."""
+
+    def list(self, subject: str | None = None) -> Sequence[Any]:
+        """What is stored, never values, one subject's if given.
+
+        Items with ``name``, ``subject`` and ``updated`` (seconds since the epoch).
+        """
+
+
+@hookspec(firstresult=True)
+def toolpacks_credential_store() -> CredentialStore | None:
+    """Supply the store of per-user credentials instead of the default encrypted SQLite file.
+
+    A vault or a cloud secret manager, say. Asked when a toolset first resolves a credential;
+    the first loaded pack that returns one serves every toolset of the host. The store never
+    reaches a tool: tools get only their declared credentials, for the call's principal.
     """
 
 

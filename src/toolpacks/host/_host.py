@@ -478,7 +478,7 @@ class Host:
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
         toolset.catalog = offered(loaded, spec.prompts, spec.resources, request.scope)
-        return equipped(toolset, self.config.config.credentials)  # per-user credentials
+        return equipped(toolset, self.config.config.credentials, self._pm.hook)  # credentials
 
     def shown_config(self) -> dict[str, Any]:
         """The raw configuration with secret-looking values redacted (for display)."""

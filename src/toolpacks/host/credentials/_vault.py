@@ -14,42 +14,21 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolpacks.core._credentials import CallCredentials
 from toolpacks.core._result import ToolResult, error_result
 from toolpacks.exceptions import ConfigError
+from toolpacks.hookspecs import CredentialStore
 
 if TYPE_CHECKING:
     from toolpacks.core._context import ToolContext
     from toolpacks.core.define._definition import ToolDefinition
     from toolpacks.host.credentials._settings import CredentialConfig
-    from toolpacks.host.credentials._store import StoredEntry
 
-__all__ = ["CredentialStore", "CredentialVault", "attach", "check_declared", "equipped"]
+__all__ = ["CredentialVault", "attach", "check_declared", "equipped", "store_of"]
 
 logger = logging.getLogger("toolpacks.credentials")
-
-
-@runtime_checkable
-class CredentialStore(Protocol):
-    """Where per-user credential values live (the default: ``SqliteCredentialStore``).
-
-    A pack provides another one (a vault, a cloud secret manager) with the
-    ``toolpacks_credential_store`` hook. Values are strings (an OAuth credential's is JSON).
-    """
-
-    def get(self, name: str, subject: str) -> str | None:
-        """The value of ``name`` for ``subject``, or None."""
-
-    def set(self, name: str, subject: str, value: str) -> None:
-        """Store ``value`` (replacing any)."""
-
-    def delete(self, name: str, subject: str) -> bool:
-        """Remove it; whether there was one."""
-
-    def list(self, subject: str | None = None) -> list[StoredEntry]:
-        """Names, subjects and dates, never values."""
 
 
 def check_declared(
@@ -90,7 +69,7 @@ class CredentialVault:
         connect_url: Callable[[str], str | None] | None = None,
     ) -> None:
         self.configs = dict(configs)
-        made = not isinstance(store, type) and isinstance(store, CredentialStore)
+        made = hasattr(store, "get") and not isinstance(store, type)  # a store, not a maker
         self._store: CredentialStore | None = store if made else None  # type: ignore[assignment]
         self._make: Callable[[], CredentialStore] | None = None if made else store  # type: ignore[assignment]
         self.connect_url = connect_url
@@ -209,8 +188,19 @@ async def attach(
 _T = TypeVar("_T")
 
 
-def equipped(toolset: _T, configs: Mapping[str, CredentialConfig]) -> _T:
+def store_of(hook: Any) -> CredentialStore:
+    """A pack's store (``toolpacks_credential_store``), else the default one."""
+    from toolpacks.host.credentials._store import SqliteCredentialStore
+
+    supplied = None if hook is None else hook.toolpacks_credential_store()
+    return supplied if supplied is not None else SqliteCredentialStore()
+
+
+def equipped(toolset: _T, configs: Mapping[str, CredentialConfig], hook: Any = None) -> _T:
     """``toolset`` with the credentials of ``[credentials]`` (a step of ``Host.toolset``).
+
+    ``hook`` is the host's pluggy hook relay: the first loaded pack's
+    ``toolpacks_credential_store`` serves, else the default encrypted SQLite store.
 
     Raises:
         ConfigError: A tool declares a credential no ``[credentials.NAME]`` table defines.
@@ -219,7 +209,5 @@ def equipped(toolset: _T, configs: Mapping[str, CredentialConfig]) -> _T:
     tools = [entry.tool for entry in held.entries()]
     check_declared(tools, configs)
     if configs and any(t.credentials for t in tools):
-        from toolpacks.host.credentials._store import SqliteCredentialStore
-
-        held.credentials = CredentialVault(configs, SqliteCredentialStore)
+        held.credentials = CredentialVault(configs, lambda: store_of(hook))
     return toolset
