@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from toolpacks.core._credentials import credentials_of
 from toolpacks.core._hooks import ToolHooks
+from toolpacks.core.define._docstrings import parse_docstring
 from toolpacks.core.define._hints import unwrap_partial
 from toolpacks.core.define._output import output_of, output_type_of
 from toolpacks.core.define._schema import ExtraArgs, Signature, analyze, docstring_of
@@ -222,7 +223,11 @@ class ToolDefinition:
                 if explicit_schema is None:
                     raise
         self._explicit_schema = explicit_schema
-        doc_description = self._signature.description if self._signature else ""
+        doc_description = (
+            self._signature.description
+            if self._signature
+            else parse_docstring(docstring_of(fn)).description
+        )
         if description is None:
             if not (docstring_of(fn) or "").strip():
                 warnings.warn(
