@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
-from toolpacks.core.call._generators import stream as _stream
-from toolpacks.core.call._generators import wrong_run_method
-from toolpacks.core.call._invoke import start as _start
 from toolpacks.core.define._definition import ToolDefinition
 from toolpacks.core.define._schema import ExtraArgs
 from toolpacks.exceptions import ToolConflictError, ToolDefinitionError
@@ -18,6 +15,25 @@ if TYPE_CHECKING:
     from toolpacks.core.call._options import CallOptions
 
 __all__ = ["Tool", "tool"]
+
+
+class _Engine:
+    """``Tool.invoke`` until the first access: binds the call engine's ``start`` in its place.
+
+    Defining a tool needs no call engine (the plan, the threads, results and outcomes, and
+    with them ``concurrent.futures`` and ``logging``): it is imported when ``invoke`` is
+    first read, and from then on ``Tool.invoke`` is the plain function, so a call pays
+    nothing for the laziness (tests/core/test_import_cost.py holds the line).
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner, self.name = owner, name
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        from toolpacks.core.call._invoke import start
+
+        setattr(self.owner, self.name, start)
+        return start.__get__(instance, owner)
 
 
 _OPTION_NAMES = frozenset(
@@ -63,13 +79,26 @@ class Tool(ToolDefinition):
         """Call the original function with these arguments and return its raw result."""
         return self.fn(*args, **kwargs)
 
-    invoke = _start
-    """Validate ``arguments`` (a dict or JSON text), run the tool and return a result.
+    if TYPE_CHECKING:
 
-    ``await t.invoke(arguments, context=None, *, options=None)``. Never raises for bad
-    arguments or a failing tool: the result says what went wrong in a form a model can act
-    on. Exceptions raised by hooks, and cancellation, propagate.
-    """
+        def invoke(
+            self,
+            arguments: Mapping[str, Any] | str | bytes | None = None,
+            context: ToolContext | None = None,
+            *,
+            options: CallOptions | None = None,
+        ) -> Coroutine[Any, Any, ToolResult]:
+            """Validate ``arguments`` (a dict or JSON text), run the tool, return a result."""
+            ...
+
+    else:
+        invoke = _Engine()
+        """Validate ``arguments`` (a dict or JSON text), run the tool and return a result.
+
+        ``await t.invoke(arguments, context=None, *, options=None)``. Never raises for bad
+        arguments or a failing tool: the result says what went wrong in a form a model can
+        act on. Exceptions raised by hooks, and cancellation, propagate.
+        """
 
     def invoke_sync(
         self,
@@ -106,9 +135,11 @@ class Tool(ToolDefinition):
             WrongRunMethodError: The tool is not a generator (use ``invoke``).
             InvalidArgumentsError: The arguments do not validate.
         """
+        from toolpacks.core.call._generators import stream, wrong_run_method
+
         if not self.is_generator:
             raise wrong_run_method(self)
-        return _stream(self, arguments, context, options)
+        return stream(self, arguments, context, options)
 
     # -- structure ----------------------------------------------------------------------------
 

@@ -33,7 +33,6 @@ from toolpacks.host._messages import no_agent_message
 from toolpacks.host._offerings import offered
 from toolpacks.host._sources import compose, installed
 from toolpacks.host._toolset import Toolset
-from toolpacks.host.credentials._vault import equipped
 from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
 from toolpacks.packs.entrypoints._loading import load_pack, new_plugin_manager, paused_gc
 
@@ -478,6 +477,7 @@ class Host:
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
         toolset.catalog = offered(loaded, spec.prompts, spec.resources, request.scope)
+        from toolpacks.host.credentials._vault import equipped  # asyncio, pluggy: not at import
         return equipped(toolset, self.config.config.credentials, self._pm.hook)  # credentials
 
     def shown_config(self) -> dict[str, Any]:

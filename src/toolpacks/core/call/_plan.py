@@ -33,7 +33,17 @@ def before_first_plan(hook: Callable[[], None]) -> None:
         _first_plan_hooks.append(hook)
 
 
+_engine_imported = False
+
+
 def _run_first_plan_hooks() -> None:
+    # The engine registers its loader when imported; a plan made before anything imported it
+    # (``Tool.invoke`` binds it on first access) must still find the engine in place.
+    global _engine_imported
+    from toolpacks.core.call import _invoke  # noqa: F401
+
+    _engine_imported = True
+
     # The list is emptied only once every hook has run: a thread that finds it empty knows
     # they are done, one that finds it not empty waits here for them.
     with _first_plan_lock:
@@ -67,7 +77,7 @@ class CallPlan:
     )
 
     def __init__(self, tool: ToolDefinition) -> None:
-        if _first_plan_hooks:
+        if _first_plan_hooks or not _engine_imported:
             _run_first_plan_hooks()
         from toolpacks.core._jsonargs import DEFAULT_LIMITS
         from toolpacks.core._kinds import compile_kind_checks, flat_kinds
