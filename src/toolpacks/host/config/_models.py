@@ -94,6 +94,8 @@ class AgentConfig(_Strict):
     """Tools always sent up front, whatever ``defer`` says (same patterns)."""
     token: dict[str, str] | None = Field(default=None, repr=False)
     """``{ env = "VAR" }``: a static bearer token that reaches this agent only over HTTP."""
+    scopes: list[str] = Field(default_factory=list)
+    """Scopes a principal needs to reach this agent at all (over HTTP: 403 without them)."""
     prompts: list[str] | None = None
     """Prompts offered: qualified names (``pack.prompt``) or globs; unset offers every
     prompt of the agent's packs, ``[]`` none."""
