@@ -4,6 +4,12 @@ Each handler asks ``_offered.OfferedAnswers`` (the answers the stdio server give
 wraps the dict in the SDK's result model; an ``OfferError`` becomes the SDK's ``MCPError``
 with the same code. Registering them makes the SDK advertise the ``prompts``, ``resources``
 (with ``subscribe``) and ``completions`` capabilities. Imported only where the SDK is.
+
+``accept_log_level`` makes a server accept ``logging/setLevel`` (and advertise ``logging``;
+added after construction, so the SDK warns of nothing): the SDK's server answers
+it with "Method not found" otherwise, though its tools send log messages. Over stateless
+HTTP no session outlives the request, so the level is not kept: a 2025-11-25 call's stream
+carries its log messages at every level, a 2026-07-28 call those at its own opt-in level.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ from toolpacks.core.prompts._catalog import Catalog
 from toolpacks.mcp._offered import SUBSCRIBING, OfferedAnswers, OfferError, Subscriptions
 
 if TYPE_CHECKING:
+    from mcp.server import Server
     from mcp.server.context import ServerRequestContext
 
-__all__ = ["offered_handlers"]
+__all__ = ["accept_log_level", "offered_handlers"]
 
 
 def offered_handlers(catalog: Catalog, expose_errors: bool) -> dict[str, Any]:
@@ -68,3 +75,13 @@ def offered_handlers(catalog: Catalog, expose_errors: bool) -> dict[str, Any]:
         "on_unsubscribe_resource": handler("resources/unsubscribe", mcp_types.EmptyResult),
         "on_completion": handler("completion/complete", mcp_types.CompleteResult),
     }
+
+
+def accept_log_level(server: Server[Any]) -> None:
+    """Answer ``logging/setLevel`` with ``{}`` on ``server`` (see the module doc)."""
+    import mcp_types
+
+    async def set_level(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        return mcp_types.EmptyResult()
+
+    server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, set_level)

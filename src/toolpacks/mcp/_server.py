@@ -114,7 +114,7 @@ def _build(
     from mcp.server import Server
 
     from toolpacks._version import __version__
-    from toolpacks.mcp._offered_sdk import offered_handlers
+    from toolpacks.mcp._offered_sdk import accept_log_level, offered_handlers
 
     policy = _policy_toolset(toolset, expose_errors, approval)
     handlers = _ToolsetServer(policy, expose_errors, announce=announce)
@@ -125,6 +125,7 @@ def _build(
         on_call_tool=handlers.call_tool,
         **offered_handlers(policy.catalog, expose_errors),
     )
+    accept_log_level(server)
     return server, handlers
 
 

@@ -314,7 +314,7 @@ def _agent_endpoint(
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from toolpacks._version import __version__
-    from toolpacks.mcp._offered_sdk import offered_handlers
+    from toolpacks.mcp._offered_sdk import accept_log_level, offered_handlers
     from toolpacks.mcp._server import _policy_toolset, _ToolsetServer
     from toolpacks.mcp.http._direct import DirectRoute
     from toolpacks.mcp.http.auth._views import PrincipalViews
@@ -331,6 +331,7 @@ def _agent_endpoint(
         get_tool_input_schema=schemas.get,
         **offered_handlers(handlers.toolset.catalog, expose_errors),
     )
+    accept_log_level(server)
     manager = StreamableHTTPSessionManager(
         server, stateless=True, json_response=True, max_request_body_size=max_body_bytes
     )
