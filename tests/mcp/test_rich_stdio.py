@@ -187,11 +187,14 @@ def _elicit(answer: mcp_types.ElicitResult) -> Any:
         (mcp_types.ElicitResult(action="cancel"), "the user chose cancel"),
     ],
 )
-def test_elicitation_answers_reach_the_tool(rich_dir: Path, answer: Any, expected: str) -> None:
-    """Accept (validated into the model), decline and cancel."""
+@pytest.mark.parametrize("mode", MODES)
+def test_elicitation_answers_reach_the_tool(
+    rich_dir: Path, answer: Any, expected: str, mode: str
+) -> None:
+    """Accept (validated), decline, cancel; on 2026-07-28 through input-required results."""
 
     async def main() -> mcp_types.CallToolResult:
-        async with connect(rich_dir, elicitation_callback=_elicit(answer)) as client:
+        async with connect(rich_dir, mode, elicitation_callback=_elicit(answer)) as client:
             return await client.call_tool("ask_person", {})
 
     result = run(main())
@@ -199,12 +202,13 @@ def test_elicitation_answers_reach_the_tool(rich_dir: Path, answer: Any, expecte
     assert text(result) == expected
 
 
-def test_an_answer_that_does_not_match_the_form_is_refused(rich_dir: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_that_does_not_match_the_form_is_refused(rich_dir: Path, mode: str) -> None:
     """An age that is not a number: an error result; the tool never sees it."""
     wrong = mcp_types.ElicitResult(action="accept", content={"name": "Ada", "age": "old"})
 
     async def main() -> mcp_types.CallToolResult:
-        async with connect(rich_dir, elicitation_callback=_elicit(wrong)) as client:
+        async with connect(rich_dir, mode, elicitation_callback=_elicit(wrong)) as client:
             return await client.call_tool("ask_person", {})
 
     result = run(main())
@@ -213,7 +217,8 @@ def test_an_answer_that_does_not_match_the_form_is_refused(rich_dir: Path) -> No
     assert "age" in text(result)
 
 
-def test_sampling_asks_the_clients_model(rich_dir: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_sampling_asks_the_clients_model(rich_dir: Path, mode: str) -> None:
     """sampling/createMessage goes to the client; its answer returns to the tool."""
     asked: list[Any] = []
 
@@ -226,7 +231,7 @@ def test_sampling_asks_the_clients_model(rich_dir: Path) -> None:
         )
 
     async def main() -> mcp_types.CallToolResult:
-        async with connect(rich_dir, sampling_callback=sampling) as client:
+        async with connect(rich_dir, mode, sampling_callback=sampling) as client:
             return await client.call_tool("ask_model", {"question": "meaning of life?"})
 
     result = run(main())

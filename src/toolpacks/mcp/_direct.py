@@ -29,6 +29,7 @@ from pydantic_core import from_json, to_json
 from toolpacks.core._channel import Channel
 from toolpacks.core._content import BadContent, has_content, mcp_blocks, resolve
 from toolpacks.core._context import ToolContext
+from toolpacks.core._credentials import ConnectRequired
 from toolpacks.core._principal import Principal
 from toolpacks.core._result import ArgumentError, ToolResult, render_value
 from toolpacks.core._secrets import scrub
@@ -94,6 +95,7 @@ def policy_toolset(
         max_concurrency=toolset.max_concurrency,
     )
     served.catalog = toolset.catalog  # its prompts and resources
+    served.credentials = toolset.credentials  # its users' credentials
     return served
 
 
@@ -230,7 +232,7 @@ class ToolAnswers:
                 else ToolContext(channel=channel, principal=principal)
             )
             result = await self.toolset.call(name, arguments or {}, context, call_id=call_id)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ConnectRequired):  # the latter: a URL elicitation
             raise
         except Exception as exc:  # a hook raised: report it without its text
             logger.exception("tool %r: a hook raised during an MCP call", name)
@@ -244,6 +246,8 @@ class ToolAnswers:
             del self.running[number]
         if channel is not None:
             await channel.drain()  # a sync tool's last progress report goes before its result
+            if getattr(channel, "needed", None):  # 2026-07-28: it asked; the client answers
+                return channel.input_required()  # type: ignore[attr-defined,no-any-return]
         return self.render(name, result)
 
     def render(self, name: str, result: ToolResult) -> dict[str, Any]:

@@ -19,7 +19,15 @@ from typing import Any
 
 from toolpacks.core._channel import LOG_LEVELS, Channel, ChannelError
 
-__all__ = ["STATELESS", "ClientState", "Outgoing", "PeerChannel", "Send", "StatelessChannel"]
+__all__ = [
+    "STATELESS",
+    "ClientState",
+    "InputChannel",
+    "Outgoing",
+    "PeerChannel",
+    "Send",
+    "StatelessChannel",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 """Writes one JSON-RPC message to the client."""
@@ -168,3 +176,101 @@ class StatelessChannel(Channel):
 
 STATELESS_CHANNEL = StatelessChannel()
 """One for every call of the direct HTTP route (it holds nothing per call)."""
+
+
+class InputChannel(Channel):
+    """Asking on protocol 2026-07-28: input-required results, the call run again per round.
+
+    A tool that asks gets the answer when the client's retry carries it (``inputResponses``,
+    or an earlier round's answers kept in ``requestState``); otherwise the question is
+    recorded in ``needed`` and the tool gets a ``ChannelError``, and the server answers the
+    call with an ``input_required`` result instead of the tool's result. The client asks its
+    user or model and calls again; the tool runs again from the start, and this time its
+    question is answered. Progress and logs go to ``base``.
+
+    ``requestState`` holds the answers so far and the tool's name (base64 JSON, not secret:
+    they are the client's own answers, and each is checked against its form again).
+    """
+
+    def __init__(self, base: Channel, name: str, params: Mapping[str, Any]) -> None:
+        self._base = base
+        self._name = name
+        meta = params.get("_meta")
+        capabilities = meta.get(_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+        self._capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self._answers: dict[str, Any] = _unpack(params.get("requestState"), name)
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict):
+            self._answers.update(responses)
+        self._asked = 0
+        self.needed: dict[str, Any] | None = None
+        """The question the client must answer before the call can finish, if any."""
+        self.loop = base.loop
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Progress, through the base channel."""
+        await self._base.progress(progress, total, message)
+
+    async def log(self, level: str, message: str, logger: str | None) -> None:
+        """A log message, through the base channel."""
+        await self._base.log(level, message, logger)
+
+    async def _ask(self, method: str, params: dict[str, Any], capability: str, what: str) -> Any:
+        if capability not in self._capabilities:
+            raise ChannelError(
+                f"this call cannot {what}: the MCP client did not declare the {capability} "
+                "capability. Tell the user what you need instead."
+            )
+        key = f"{capability}-{self._asked}"
+        self._asked += 1
+        if key in self._answers:
+            return self._answers[key]
+        if self.needed is None:
+            self.needed = {key: {"method": method, "params": params}}
+        raise ChannelError(f"this call needs the client's answer first ({key})")
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> Mapping[str, Any]:
+        """The answer the client sent, or an input-required round."""
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        answer = await self._ask("elicitation/create", params, "elicitation", "ask the user")
+        return answer  # type: ignore[no-any-return]
+
+    async def sample(self, params: dict[str, Any]) -> Mapping[str, Any]:
+        """The answer the client's model gave, or an input-required round."""
+        answer = await self._ask("sampling/createMessage", params, "sampling", "ask the model")
+        return answer  # type: ignore[no-any-return]
+
+    def input_required(self) -> dict[str, Any]:
+        """The ``input_required`` result: the question, and the answers so far as state."""
+        state = _pack({"tool": self._name, "answers": self._answers})
+        return {"resultType": "input_required", "inputRequests": self.needed, "requestState": state}
+
+
+_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+_STATE_PREFIX = "toolpacks1."
+
+
+def _pack(value: Any) -> str:
+    import base64
+    import json
+
+    raw = json.dumps(value, separators=(",", ":")).encode()
+    return _STATE_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def _unpack(state: Any, name: str) -> dict[str, Any]:
+    """The answers an earlier round kept for the tool ``name`` (none when not ours)."""
+    import base64
+    import binascii
+    import json
+
+    if not isinstance(state, str) or not state.startswith(_STATE_PREFIX):
+        return {}
+    try:
+        value = json.loads(base64.urlsafe_b64decode(state[len(_STATE_PREFIX) :]))
+    except (ValueError, binascii.Error):
+        return {}
+    if not isinstance(value, dict) or value.get("tool") != name:
+        return {}
+    answers = value.get("answers")
+    return dict(answers) if isinstance(answers, dict) else {}

@@ -27,7 +27,7 @@ from typing import Any
 from toolpacks._version import __version__
 from toolpacks.core._channel import LOG_LEVELS
 from toolpacks.mcp._direct import INVALID_PARAMS, Notify, ToolAnswers, UnknownTool
-from toolpacks.mcp._notify import ClientState, Outgoing, PeerChannel, Send
+from toolpacks.mcp._notify import ClientState, InputChannel, Outgoing, PeerChannel, Send
 from toolpacks.mcp._offered import METHODS as OFFERED
 from toolpacks.mcp._offered import SUBSCRIBING, OfferedAnswers, OfferError, Subscriptions
 
@@ -246,12 +246,14 @@ class Session:
                 result = await self.answers.call(name, arguments, request_id, notify, channel)
             except UnknownTool as exc:
                 return _error(request_id, INVALID_PARAMS, str(exc))
-            return _result(request_id, {**result, **extra})
+            return _result(request_id, {**extra, **result})  # input_required wins
 
         return run()
 
 
-    def _channel(self, params: dict[str, Any], modern: bool) -> PeerChannel | None:
+    def _channel(
+        self, params: dict[str, Any], modern: bool
+    ) -> PeerChannel | InputChannel | None:
         """The call's way back to the client: progress, logs, and (handshake era) asking."""
         if self._send is None:
             return None
@@ -268,13 +270,8 @@ class Session:
         level = meta.get(_LOG_LEVEL_KEY)  # no opt-in: no log messages
         client.log_level = level if level in LOG_LEVELS else None
         client.logging = level in LOG_LEVELS
-        return PeerChannel(
-            self._send,
-            client,
-            progress_token=token,
-            why_not="on protocol 2026-07-28 a server asks through input-required results, "
-            "which this server does not send yet; the client can connect with 2025-11-25",
-        )
+        base = PeerChannel(self._send, client, progress_token=token)
+        return InputChannel(base, params["name"], params)
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self._outgoing is not None
