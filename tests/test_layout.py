@@ -72,6 +72,7 @@ SUBPACKAGES = (
     "export",
     "mcp",
     "mcp/http",
+    "mcp/http/auth",
     "integrations",
     "cli",
 )
