@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from toolpacks.exceptions import ToolDefinitionError, ToolError
 
-__all__ = ["CallCredentials", "CredentialError", "credentials_of"]
+__all__ = ["CallCredentials", "ConnectRequired", "CredentialError", "credentials_of"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -27,6 +27,20 @@ class CredentialError(ToolError, LookupError):
     connected it (the message says how). Raised inside a tool, it ends the call with an error
     result carrying that message.
     """
+
+
+class ConnectRequired(Exception):
+    """The call's principal must connect credentials first, at the URLs given.
+
+    Raised by ``Toolset.call`` only where a server asked for it (``serve --http`` with
+    ``oauth2`` credentials): the server answers with an MCP URL elicitation (``-32042``),
+    and the client retries once the user has connected. In-process calls never see it.
+    """
+
+    def __init__(self, message: str, elicitations: list[dict[str, str]]) -> None:
+        super().__init__(message)
+        self.elicitations = elicitations
+        """``{"name", "url", "message"}`` per credential to connect."""
 
 
 def credentials_of(names: Iterable[str] | str, tool: str) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.core._credentials import ConnectRequired
 from toolpacks.host._approval import ApprovalHandler
 from toolpacks.host._toolset import Toolset
 from toolpacks.mcp._direct import ToolAnswers, UnknownTool, policy_toolset
@@ -73,14 +74,21 @@ class _ToolsetServer(ToolAnswers):
         async def notify() -> None:
             await ctx.session.send_tool_list_changed()
 
-        from toolpacks.mcp._sdk_channel import SdkChannel
+        from toolpacks.mcp._sdk_channel import SdkChannel, input_channel
 
+        channel = input_channel(ctx, params)  # 2026-07-28: asking by input-required rounds
         try:
             answer = await self.call(
-                params.name, params.arguments, ctx.request_id, notify, SdkChannel(ctx)
+                params.name, params.arguments, ctx.request_id, notify, channel or SdkChannel(ctx)
             )
         except UnknownTool as exc:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=str(exc)) from None
+        except ConnectRequired as exc:  # the user connects a credential first (-32042)
+            from toolpacks.mcp.http._connect import url_elicitation_error
+
+            raise url_elicitation_error(exc) from None
+        if answer.get("resultType") == "input_required":
+            return mcp_types.InputRequiredResult.model_validate(answer)  # type: ignore[return-value]
         return mcp_types.CallToolResult.model_validate(answer)
 
 

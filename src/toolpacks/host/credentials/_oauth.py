@@ -73,11 +73,24 @@ def _client(name: str, config: CredentialConfig, redirect_uri: str | None = None
     )
 
 
-def begin(name: str, config: CredentialConfig, redirect_uri: str) -> Pending:
-    """Start an authorization: the URL to send the user to, with a fresh state and verifier."""
-    verifier = _authlib("common.security").generate_token(64)
+def begin(
+    name: str,
+    config: CredentialConfig,
+    redirect_uri: str,
+    *,
+    verifier: str | None = None,
+    state: str | None = None,
+) -> Pending:
+    """Start an authorization: the URL to send the user to, with its state and verifier.
+
+    Fresh ones are made unless given (a server seals the principal and the verifier into
+    the state it gives, so that any of its workers can finish the flow).
+    """
+    verifier = verifier or _authlib("common.security").generate_token(64)
     with _client(name, config, redirect_uri) as client:
-        url, state = client.create_authorization_url(config.authorize_url, code_verifier=verifier)
+        url, state = client.create_authorization_url(
+            config.authorize_url, state=state, code_verifier=verifier
+        )
     return Pending(url, state, verifier, redirect_uri)
 
 

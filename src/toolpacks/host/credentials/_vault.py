@@ -73,6 +73,10 @@ class CredentialVault:
         self._store: CredentialStore | None = store if made else None  # type: ignore[assignment]
         self._make: Callable[[], CredentialStore] | None = None if made else store  # type: ignore[assignment]
         self.connect_url = connect_url
+        self.elicit: Callable[[str, str], str | None] | None = None
+        """Set by an HTTP server: the URL where ``subject`` connects ``name`` (a ticket bound
+        to the subject in it); a call missing only ``oauth2`` credentials then raises
+        ``ConnectRequired`` (an MCP URL elicitation) instead of returning an error result."""
 
     @property
     def store(self) -> CredentialStore:
@@ -120,6 +124,21 @@ class CredentialVault:
         self.store.set(name, subject, renewed)
         return _oauth.access_token(renewed)[0]
 
+    def _ask_to_connect(self, exposed: str, absent: list[str], subject: str) -> None:
+        """Raise ``ConnectRequired`` when a server can send the user to connect them all."""
+        from toolpacks.core._credentials import ConnectRequired
+
+        if self.elicit is None or any(self.configs[n].kind != "oauth2" for n in absent):
+            return
+        asks = []
+        for name in absent:
+            url = self.elicit(name, subject)
+            if url is None:
+                return
+            text = f"Connect your {self.configs[name].description or name} account"
+            asks.append({"name": name, "url": url, "message": f"{text} for tool '{exposed}'."})
+        raise ConnectRequired(f"Tool '{exposed}' needs {', '.join(absent)} connected", asks)
+
     def missing(self, tool: ToolDefinition, subject: str) -> list[str]:
         """The tool's declared credentials ``subject`` has not connected."""
         return [n for n in tool.credentials if self.store.get(n, subject) is None]
@@ -154,6 +173,7 @@ class CredentialVault:
             else:
                 values[name] = got
         if absent:
+            self._ask_to_connect(exposed, absent, principal.subject)
             steps = "; ".join(f"{n}: {self.how_to_connect(n, principal.subject)}" for n in absent)
             return error_result(
                 "denied",

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.mcp.http import _connect as connect
 from toolpacks.mcp.http._guard import Guard, Refusal
 from toolpacks.mcp.http._metrics import CallMetrics, observed
 from toolpacks.mcp.http._stream import StreamChooser
@@ -150,6 +151,7 @@ class _Agent:
                 await self._refuse(refusal, scope, receive, send)
                 return
             scope["toolpacks.principal"] = principal  # auth/_views.PRINCIPAL_KEY
+            connect.enter(scope)  # the base of connect URLs (oauth2 credentials)
         if scope["method"] != "POST":
             refusal = Refusal(
                 405,
@@ -427,6 +429,7 @@ def build_http_app(
         Route("/metrics", metrics_endpoint, methods=["GET"]),
         Route("/agents/{agent}/mcp", _AgentRoute(endpoints)),
         *metadata_routes(auth, names),
+        *connect.connect_routes(host, [e.handlers.toolset for e in endpoints.values()]),
     ]
     if len(endpoints) == 1:
         routes.append(Route("/mcp", next(iter(endpoints.values()))))

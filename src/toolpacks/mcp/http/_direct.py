@@ -20,8 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.core._credentials import ConnectRequired
 from toolpacks.mcp._direct import UnknownTool, dump
-from toolpacks.mcp._notify import STATELESS_CHANNEL
+from toolpacks.mcp._notify import STATELESS_CHANNEL, InputChannel
+from toolpacks.mcp.http._connect import url_elicitation
 from toolpacks.mcp.http._metrics import counted
 
 if TYPE_CHECKING:
@@ -200,22 +202,33 @@ class DirectRoute:
             await _respond(send, 200, *self.answers.list_reply(request_id, extra))
             return
         try:
-            result = await self._call(params, request_id)
+            result = await self._call(params, request_id, modern)
         except UnknownTool as exc:
             error = {"code": -32602, "message": str(exc)}
             message = {"jsonrpc": "2.0", "id": request_id, "error": error}
             await _respond(send, 400 if modern else 200, dump(message))
             return
+        except ConnectRequired as exc:  # the user connects a credential first (-32042)
+            message = {"jsonrpc": "2.0", "id": request_id, "error": url_elicitation(exc, modern)}
+            await _respond(send, 200, dump(message))
+            return
         if modern:
-            result["resultType"] = "complete"
+            result.setdefault("resultType", "complete")  # or input_required: the tool asked
             result["_meta"] = self.server_meta
         await _respond(send, 200, _reply(request_id, dump(result)))
 
-    async def _call(self, params: Mapping[str, Any], request_id: str | int) -> dict[str, Any]:
-        """Run the call, timed, logged and counted (``_metrics.counted``, as the SDK road)."""
+    async def _call(
+        self, params: Mapping[str, Any], request_id: str | int, modern: bool = False
+    ) -> dict[str, Any]:
+        """Run the call, timed, logged and counted (``_metrics.counted``, as the SDK road).
+
+        On 2026-07-28 a tool that asks gets an input-required round (``_notify.InputChannel``;
+        the client's retry, carrying the answers, goes to the SDK road).
+        """
         name = params["name"]
         tool = name if name in self.answers.names else ""
-        run = self.answers.call(name, params.get("arguments"), request_id, None, STATELESS_CHANNEL)
+        channel = InputChannel(STATELESS_CHANNEL, name, params) if modern else STATELESS_CHANNEL
+        run = self.answers.call(name, params.get("arguments"), request_id, None, channel)
         return await counted(
             self.metrics,
             self.agent,
