@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import sys
 from typing import Any, get_args
 
 from pydantic import TypeAdapter
@@ -56,7 +57,12 @@ def _mentions_content(output_type: Any, depth: int = 0) -> bool:
     """Whether a return type is or holds a content class (``Image``, ``list[Image | str]``)."""
     from typing import get_args
 
-    from toolpacks.core._content import CONTENT_TYPES
+    # A return type can name a content class only once its module is imported: until then
+    # the check imports nothing (base64, mimetypes) for the tools that return plain values.
+    content = sys.modules.get("toolpacks.core._content")
+    if content is None:
+        return False
+    CONTENT_TYPES = content.CONTENT_TYPES
 
     if isinstance(output_type, type) and output_type in CONTENT_TYPES:
         return True
