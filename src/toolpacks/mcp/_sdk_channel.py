@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._channel import Channel, ChannelError
-from toolpacks.mcp._notify import STATELESS
+from toolpacks.mcp._notify import STATELESS, InputChannel
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-__all__ = ["SdkChannel"]
+__all__ = ["SdkChannel", "input_channel"]
 
 _NO_BACK_CHANNEL = STATELESS
 
@@ -99,3 +99,30 @@ class SdkChannel(Channel):
         except MCPError as exc:
             raise ChannelError(f"the client refused sampling/createMessage: {exc}") from None
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def input_channel(ctx: ServerRequestContext[Any], params: Any) -> InputChannel | None:
+    """On protocol 2026-07-28, the call's ``InputChannel`` over its ``SdkChannel``; else None.
+
+    Args:
+        ctx: The SDK's request context.
+        params: The ``CallToolRequestParams`` (with the client's answers on a retry).
+    """
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    caps = ctx.session.client_capabilities
+    raw: dict[str, Any] = {
+        "_meta": {_CAPABILITIES_KEY: {} if caps is None else caps.model_dump(exclude_none=True)},
+        "requestState": params.request_state,
+    }
+    if params.input_responses:
+        raw["inputResponses"] = {
+            key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
+            for key, value in params.input_responses.items()
+        }
+    return InputChannel(SdkChannel(ctx), params.name, raw)
+
+
+_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"

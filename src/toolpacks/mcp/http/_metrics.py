@@ -207,8 +207,7 @@ def observed(
         tool = name if name in names else ""
         gauge = metrics.in_flight.labels(agent)
         run = handler(ctx, params)
-        return await counted(
-            metrics, agent, name, tool, gauge, run, lambda r: bool(r.is_error), MCPError
-        )
+        failed = lambda r: bool(getattr(r, "is_error", False))  # noqa: E731  # input_required: no
+        return await counted(metrics, agent, name, tool, gauge, run, failed, MCPError)
 
     return call_tool
