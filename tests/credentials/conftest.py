@@ -196,3 +196,11 @@ def auth_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAuthServer]:
     server = LocalAuthServer()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[LocalAuthServer]:
+    """A local authorization server shared by a module's tests (servers started once)."""
+    server = LocalAuthServer()
+    yield server
+    server.close()

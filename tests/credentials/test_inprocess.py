@@ -134,3 +134,13 @@ def test_plaintext_nowhere_on_disk_nor_in_debug_logs(
     assert plaintext_in(list(dirs.values()), "ghp_alice_secret_value_1") == []
     assert any(dirs["state"].iterdir())  # the store is there, encrypted
     assert "ghp_alice_secret_value_1" not in caplog.text
+
+
+def test_the_served_copy_keeps_the_credentials(toolset: Any) -> None:
+    """The copy an MCP server makes (other error exposure) still resolves credentials."""
+    from toolpacks.mcp._direct import policy_toolset
+
+    served = policy_toolset(toolset, True, None)
+    assert served is not toolset
+    result = served.call_sync("whoami", {}, ToolContext(principal=BOB))
+    assert result.value == "token=ghp_bob_secret_value_22"
