@@ -20,6 +20,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -65,6 +66,9 @@ class Issuer:
         self.keys: dict[str, tuple[Any, str]] = {}
         self.down = False
         self.jwks_fetches = 0
+        self.codes: dict[str, tuple[str, str]] = {}
+        """Authorization codes issued: code -> (PKCE challenge, scope)."""
+        self.token_requests: list[dict[str, str]] = []
         self.add_key("rsa-1", "RS256")
         self.add_key("ec-1", "ES256")
         issuer = self
@@ -81,6 +85,19 @@ class Issuer:
                 elif self.path == "/jwks":
                     issuer.jwks_fetches += 1
                     self._send(200, issuer.jwks())
+                else:
+                    self._send(404, {"error": "not found"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length).decode()
+                if self.path == "/register":
+                    sent = json.loads(raw)
+                    self._send(201, {**sent, "client_id": "registered-client"})
+                elif self.path == "/token":
+                    form = {k: v[0] for k, v in parse_qs(raw).items()}
+                    issuer.token_requests.append(form)
+                    self._send(*issuer.exchange(form))
                 else:
                     self._send(404, {"error": "not found"})
 
@@ -130,7 +147,29 @@ class Issuer:
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code"],
             "code_challenge_methods_supported": ["S256"],
+            "registration_endpoint": f"{self.url}/register",
+            "token_endpoint_auth_methods_supported": ["none"],
         }
+
+    def authorize(self, url: str) -> tuple[str, str | None]:
+        """What a user's approval at ``url`` (the authorization endpoint) gives: code, state."""
+        query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+        code = f"code-{len(self.codes)}"
+        self.codes[code] = (query["code_challenge"], query.get("scope", ""))
+        return code, query.get("state")
+
+    def exchange(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """The token endpoint: an authorization code and its PKCE verifier for a token."""
+        import base64
+        import hashlib
+
+        held = self.codes.pop(form.get("code", ""), None)
+        verifier = form.get("code_verifier", "").encode()
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=")
+        if held is None or held[0] != challenge.decode():
+            return 400, {"error": "invalid_grant"}
+        token = self.token(sub="oauth-user", scope=held[1] or "gated.use")
+        return 200, {"access_token": token, "token_type": "Bearer", "expires_in": 300}
 
     def jwks(self) -> dict[str, Any]:
         keys = []
