@@ -58,7 +58,8 @@ class ToolEntry:
 class Toolset(Offerings):
     """The tools one agent may use: definitions for its model, and safe execution.
 
-    Build one with ``Host.toolset(...)`` or directly from tools: ``Toolset([t1, t2])``.
+    Build one with ``Host.toolset(...)`` or directly from tools: ``Toolset([t1, t2])``;
+    ``defer=[...]`` (patterns or ``"auto"``) defers tools as an agent's ``defer`` does.
     """
 
     tracer: Callable[..., Awaitable[ToolResult]] | None = None
@@ -81,6 +82,7 @@ class Toolset(Offerings):
         max_concurrency: int = 8,
         options: CallOptions = DEFAULT_OPTIONS,
         ranker: Ranker | None = None,
+        defer: Sequence[str] | str | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -98,6 +100,10 @@ class Toolset(Offerings):
                 self._add(entries, item)
             else:
                 raise TypeError(f"Expected Tool object, got {type(item).__name__}: {item!r}")
+        if defer is not None:  # "auto" or patterns, as an agent's `defer` (large-toolsets.md)
+            from toolpacks.host._defer import apply_defer
+            deferred = apply_defer([*entries.values()], defer, scope="Toolset(defer=...)")
+            entries = {e.exposed: e for e in deferred}
         self._entries = dict(sorted(entries.items()))
         self._by_qualified = {e.qualified: e for e in self._entries.values()}
         self.agent = agent
