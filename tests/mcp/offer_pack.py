@@ -13,7 +13,8 @@ SOURCE = '''
 
 import threading
 
-from toolpacks import EmbeddedResource, Image, PromptMessage, hookimpl, prompt, resource, tool
+from toolpacks import EmbeddedResource, Image, PromptMessage, ToolContext, hookimpl, prompt
+from toolpacks import resource, tool
 
 PNG = bytes.fromhex("89504e470d0a1a0a")
 CITIES = ("paris", "park", "party", "prague")
@@ -92,9 +93,18 @@ def bump() -> int:
     return value
 
 
+@tool
+async def ask(ctx: ToolContext) -> str:
+    """Ask the user for a name (elicitation)."""
+    form = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    answer = await ctx.elicit("Your name?", form)
+    return f"{answer.action}: {answer.content}"
+
+
 @hookimpl
 def register_tools(register):
     register(bump)
+    register(ask)
 
 
 @hookimpl
@@ -138,8 +148,8 @@ resources = ["memo.static", "memo.notes"]
 """
 
 
-def write_offer(directory: Path) -> Path:
-    """Write the packs and their configuration into ``directory``; the configuration file."""
+def write_offer(directory: Path, settings: str = "") -> Path:
+    """Write the packs and their configuration (``settings`` first) into ``directory``."""
     (directory / "offer_memo.py").write_text(SOURCE, encoding="utf-8")
     (directory / "offer_plain.py").write_text(PLAIN, encoding="utf-8")
     dist = directory / "toolpacks_offer-0.1.dist-info"
@@ -149,5 +159,5 @@ def write_offer(directory: Path) -> Path:
         "[toolpacks]\nmemo = offer_memo\nplain = offer_plain\n"
     )
     config = directory / "toolpacks.toml"
-    config.write_text(CONFIG, encoding="utf-8")
+    config.write_text(settings + CONFIG, encoding="utf-8")
     return config

@@ -46,11 +46,11 @@ def offer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class OfferServer(HttpServer):
     """``toolpacks serve --agent memo --agent plain --http 127.0.0.1:0`` in a subprocess."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, settings: str = "") -> None:
         import queue
         import threading
 
-        config = write_offer(directory)
+        config = write_offer(directory, settings)
         command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
         self.proc = subprocess.Popen(
             [*command, "--agent", "memo", "--agent", "plain", "--http", "127.0.0.1:0"],

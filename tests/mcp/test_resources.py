@@ -180,3 +180,64 @@ def test_in_process_resources_through_the_toolset(offer_dir: Path) -> None:
     finally:
         sys.path.remove(str(offer_dir))
         host.close()
+
+
+
+def test_http_sessions_deliver_updates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """[settings] http_sessions: over HTTP a subscription hears the pack's updates."""
+    from .test_prompts import over_http
+
+    server = OfferServer(tmp_path_factory.mktemp("sessions"), "[settings]\nhttp_sessions = true\n")
+    updates: list[str] = []
+
+    async def main() -> None:
+        event = asyncio.Event()
+
+        async def handler(message: Any) -> None:
+            if isinstance(message, mcp_types.ResourceUpdatedNotification):
+                updates.append(str(message.params.uri))
+                event.set()
+
+        async with over_http(server.url("memo"), "legacy", message_handler=handler) as client:
+            await client.subscribe_resource("memo://counter")
+            await client.call_tool("bump", {})
+            await asyncio.wait_for(event.wait(), WAIT)
+
+    try:
+        run(main())
+    finally:
+        server.kill()
+    assert updates == ["memo://counter"]
+
+
+def test_http_sessions_let_a_tool_ask_the_client(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """With http_sessions a tool's elicitation reaches the client over HTTP and is answered."""
+    from .test_prompts import over_http
+
+    server = OfferServer(tmp_path_factory.mktemp("asking"), "[settings]\nhttp_sessions = true\n")
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"name": "ada"})
+
+    async def main() -> mcp_types.CallToolResult:
+        async with over_http(server.url("memo"), "legacy", elicitation_callback=elicit) as client:
+            return await client.call_tool("ask", {})
+
+    try:
+        result = run(main())
+    finally:
+        server.kill()
+    assert asked == ["Your name?"]
+    assert not result.is_error
+    assert result.content[0].text == "accept: {'name': 'ada'}"
+
+
+def test_http_sessions_refuse_more_than_one_worker(tmp_path: Path) -> None:
+    """Sessions live in one process: serve --http --workers 2 with http_sessions is refused."""
+    from toolpacks.exceptions import ConfigError
+    from toolpacks.mcp.http._workers import serve_http
+
+    with pytest.raises(ConfigError, match="needs one worker"):
+        serve_http({"settings": {"http_sessions": True}, "agents": {"a": {}}}, ["a"], workers=2)

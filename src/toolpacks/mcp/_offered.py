@@ -76,9 +76,12 @@ class OfferError(Exception):
 class Subscriptions:
     """One session's resource subscriptions, and how to tell it a resource changed."""
 
-    def __init__(self, catalog: Catalog, send: Updated) -> None:
+    def __init__(self, catalog: Catalog, send: Updated, *, live: bool = True) -> None:
         self._catalog = catalog
         self._send = send
+        self._live = live
+        """False where nothing can reach the client later (stateless HTTP): subscribing only
+        checks the URI, and nothing is kept."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._uris: set[str] = set()
         self._tasks: set[asyncio.Future[None]] = set()
@@ -104,6 +107,9 @@ class Subscriptions:
     def subscribe(self, uri: str) -> None:
         """Notify this session when ``uri`` changes (again: nothing more happens)."""
         self._loop = asyncio.get_running_loop()
+        if not self._live:
+            self._catalog.find(uri)
+            return
         if uri not in self._uris:
             self._catalog.subscribe(uri, self._changed)
             self._uris.add(uri)

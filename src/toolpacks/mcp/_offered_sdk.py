@@ -38,17 +38,18 @@ def offered_handlers(catalog: Catalog, expose_errors: bool) -> dict[str, Any]:
 
     def subscriptions(ctx: ServerRequestContext[Any]) -> Subscriptions:
         session = ctx.session
-        found = sessions.get(session)
+
+        async def updated(uri: str) -> None:
+            await session.send_resource_updated(uri)  # on the connection's standalone stream
+
+        if not session.can_send_request:  # stateless HTTP: no stream outlives the request
+            return Subscriptions(answers.catalog, updated, live=False)
+        # Each request has a session object of its own; the connection behind them is the
+        # client's (a private attribute of the SDK: without it, one session per request).
+        key = getattr(session, "_connection", session)
+        found = sessions.get(key)
         if found is None:
-            alive = weakref.ref(session)  # a subscription does not keep a session alive
-
-            async def updated(uri: str) -> None:
-                live = alive()
-                if live is None:
-                    raise LookupError("the session ended")
-                await live.send_resource_updated(uri)
-
-            found = sessions[session] = Subscriptions(answers.catalog, updated)
+            found = sessions[key] = Subscriptions(answers.catalog, updated)
         return found
 
     def handler(method: str, model: Any) -> Callable[..., Any]:

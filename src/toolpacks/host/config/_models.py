@@ -178,6 +178,9 @@ class SettingsConfig(_Strict):
     """Results whose text is longer are truncated with a marker (0: never)."""
     max_concurrency: int = Field(default=8, gt=0)
     """Default cap for ``Toolset.call_many``."""
+    http_sessions: bool = False
+    """``serve --http`` keeps an MCP session per client (one worker only), so tools can ask
+    the client (elicitation, sampling) and subscriptions deliver updates; default stateless."""
 
 
 class LlmConfig(_Strict):

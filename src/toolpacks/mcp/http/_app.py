@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from toolpacks.mcp.http import _connect as connect
 from toolpacks.mcp.http._guard import Guard, Refusal
 from toolpacks.mcp.http._metrics import CallMetrics, observed
+from toolpacks.mcp.http._sessions import sessions_for
 from toolpacks.mcp.http._stream import StreamChooser
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ class _Agent:
         """Who is calling (``auth/_gate``): a principal, or a 401 / 403 before any routing."""
         self.views: PrincipalViews | None = None
         """Each principal's answers (``auth/_views``)."""
+        self.sessions: StreamableHTTPSessionManager | None = None  # http_sessions: all requests
 
     def problem(self) -> str:
         """Why this endpoint cannot serve now, or ``""`` when it can (for ``/healthz``).
@@ -152,6 +154,9 @@ class _Agent:
                 return
             scope["toolpacks.principal"] = principal  # auth/_views.PRINCIPAL_KEY
             connect.enter(scope)  # the base of connect URLs (oauth2 credentials)
+        if self.sessions is not None:  # stateful: GET, DELETE and every POST go to the SDK
+            await self.sessions.handle_request(scope, receive, send)
+            return
         if scope["method"] != "POST":
             refusal = Refusal(
                 405,
@@ -344,6 +349,7 @@ def _agent_endpoint(
     endpoint.streaming = StreamableHTTPSessionManager(
         server, stateless=True, json_response=False, max_request_body_size=max_body_bytes
     )
+    endpoint.sessions = sessions_for(host, server, max_body_bytes)
     return endpoint
 
 
@@ -415,8 +421,9 @@ def build_http_app(
         async with contextlib.AsyncExitStack() as stack:
             for endpoint in endpoints.values():
                 await stack.enter_async_context(endpoint.manager.run())
-                if endpoint.streaming is not None:
-                    await stack.enter_async_context(endpoint.streaming.run())
+                for extra in (endpoint.streaming, endpoint.sessions):
+                    if extra is not None:
+                        await stack.enter_async_context(extra.run())
                 endpoint.started = True
             try:
                 yield

@@ -47,6 +47,7 @@ from toolpacks.mcp.http._run import (
     serve_here,
     worker_listener,
 )
+from toolpacks.mcp.http._sessions import SESSIONS_NEED_ONE_WORKER
 from toolpacks.mcp.http._worker import READY, build_app, exit_abandoning, worker_main
 from toolpacks.mcp.http._worker import WorkerSpec as _Spec
 
@@ -166,6 +167,8 @@ def serve_http(
 
     with HostClass(spec.config) as built:
         _refuse_open_bind(host, token, built, spec.agents)
+        if workers > 1 and built.config.config.settings.http_sessions:
+            raise ConfigError(SESSIONS_NEED_ONE_WORKER)
         served = build_app(built, spec)  # fails here, before binding, if an agent cannot serve
         if workers == 1:
             sock = listen(host, port)
