@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from toolpacks import ToolContext, tool
 from toolpacks.host.credentials._store import SqliteCredentialStore
 from toolpacks.testing import make_host
-
-pytest.importorskip("pydantic_ai")
-
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 CONFIG = {"credentials": {"github": {"kind": "secret"}}}
 

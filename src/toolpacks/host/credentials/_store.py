@@ -135,8 +135,12 @@ class SqliteCredentialStore:
             key = (
                 _decode_key(env, KEY_ENV) if env else _key_file(self.directory / "credentials.key")
             )
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
+        try:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        except ImportError:  # pragma: no cover - depends on the extra
+            raise CredentialStoreError(
+                "the credential store needs cryptography: pip install 'toolpacks[credentials]'"
+            ) from None
         self._aead = AESGCM(key)
         with contextlib.suppress(FileExistsError):  # made 0600 before SQLite writes to it
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
