@@ -251,8 +251,11 @@ def cmd_gc(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     for table in config.config.isolated.values():
         keep.append(env_for(table.requirement, config.base_dir))
-    removed = remove_unused(keep, args.days * 86400.0)
+    removed = remove_unused(keep, args.days * 86400.0, base_dir=config.base_dir)
     for env in removed:
         print(f"removed {env.root} ({env.requirement or 'incomplete'})")
-    print(f"{len(removed)} environment(s) removed, {len(keep)} in use kept")
+    print(
+        f"{len(removed)} environment(s) removed, {len(keep)} in use kept (environments a "
+        "running host holds, or another project's configuration used, are never removed)"
+    )
     return 0

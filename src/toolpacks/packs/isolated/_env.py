@@ -14,12 +14,18 @@ installed from (editable or not), a wheel or URL, or else the package index. So 
 requirements name ``toolpacks`` installs from a checkout with no index that holds toolpacks.
 It is installed without the ``mcp`` extra (the child serves stdio without the SDK), so a pack
 may pin the ``mcp`` the host's extra refuses.
-``toolpacks gc`` removes environments no configuration in use names (``remove_unused``).
+``toolpacks gc`` removes environments no configuration in use names (``remove_unused``), and
+never one that is in use or that belongs to another project: a host holds a shared lock on
+each environment it runs a pack from for as long as the pack is mounted (``hold``), and each
+environment records the configuration directories that used it (``users.json``); ``gc`` removes
+an environment only when no process holds it and no other configuration directory that used
+it still exists.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -30,18 +36,26 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
 from toolpacks._version import __version__
 from toolpacks.exceptions import PackError
-from toolpacks.packs._statefiles import StateFileError, cache_dir, locked, private_dir, read_json
+from toolpacks.packs._statefiles import (
+    StateFileError,
+    cache_dir,
+    locked,
+    private_dir,
+    read_json,
+    update_json,
+)
 
 __all__ = [
     "Env",
     "ensure_env",
     "env_for",
     "environments",
+    "hold",
     "local_requirement",
     "remove_unused",
     "toolpacks_requirement",
@@ -50,6 +64,10 @@ __all__ = [
 
 MARKER = "toolpacks-env.json"
 """Written into an environment once it is complete."""
+IN_USE = "toolpacks-in-use.lock"
+"""Held (shared) by every host running a pack from the environment; ``gc`` skips it then."""
+USERS = "toolpacks-users.json"
+"""The configuration directories that used the environment, with when they last did."""
 _BUILD_SECONDS = 900.0
 """The longest one build (or the wait for another builder) may take."""
 _MAX_SOURCE_FILES = 5000
@@ -243,15 +261,68 @@ def ensure_env(requirement: str, base_dir: Path, environ: Mapping[str, str] | No
     env = env_for(requirement, base_dir, source)
     if env.ready:
         _touch(env)
-        return env
-    try:
-        private_dir(env.root.parent)
-        with locked(env.root, timeout=_BUILD_SECONDS):
-            if not env.ready:
-                build(env, source)
-    except StateFileError as exc:
-        raise PackError(f"the environment for {requirement!r} cannot be made: {exc}") from None
+    else:
+        try:
+            private_dir(env.root.parent)
+            with locked(env.root, timeout=_BUILD_SECONDS):
+                if not env.ready:
+                    build(env, source)
+        except StateFileError as exc:
+            raise PackError(f"the environment for {requirement!r} cannot be made: {exc}") from None
+    _record_user(env, base_dir)
     return env
+
+
+def _record_user(env: Env, base_dir: Path) -> None:
+    """Note that the configuration in ``base_dir`` uses ``env`` (``gc`` keeps it for them)."""
+
+    def add(users: dict[str, Any]) -> None:
+        users[str(base_dir.resolve())] = time.time()
+
+    with contextlib.suppress(OSError, StateFileError):
+        update_json(env.root / USERS, add)
+
+
+def hold(env: Env) -> IO[bytes] | None:
+    """A shared lock on ``env`` while the returned file stays open (close it to release).
+
+    ``gc`` leaves an environment alone while any host holds it. None when the lock cannot
+    be taken (the environment then has no protection beyond its age).
+    """
+    try:
+        handle = open(env.root / IN_USE, "ab")  # noqa: SIM115 (held open on purpose)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+def _held(env: Env) -> bool:
+    """Whether a host holds ``env`` (its shared lock cannot be taken exclusively now)."""
+    try:
+        with open(env.root / IN_USE, "ab") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
+
+
+def _other_users(env: Env, base_dir: Path | None) -> list[str]:
+    """Configuration directories, other than ``base_dir``, that used ``env`` and still exist."""
+    try:
+        users = read_json(env.root / USERS)
+    except StateFileError:
+        return []
+    mine = str(base_dir.resolve()) if base_dir is not None else None
+    return sorted(u for u in users if u != mine and Path(u).is_dir())
 
 
 def _touch(env: Env) -> None:
@@ -275,17 +346,23 @@ def environments(environ: Mapping[str, str] | None = None) -> list[Env]:
 
 
 def remove_unused(
-    keep: Iterable[Env], older_than: float, environ: Mapping[str, str] | None = None
+    keep: Iterable[Env],
+    older_than: float,
+    environ: Mapping[str, str] | None = None,
+    base_dir: Path | None = None,
 ) -> list[Env]:
     """Remove environments not in ``keep`` unused for ``older_than`` seconds; the removed.
 
-    An environment is skipped while another process holds its lock (it is being built).
+    An environment is skipped while a host runs a pack from it (``hold``), while another
+    process holds its build lock, and while another configuration directory that used it
+    still exists (another project's); ``base_dir`` is the directory of the configuration
+    ``gc`` was asked for.
     """
     kept = {env.root for env in keep}
     removed: list[Env] = []
     now = time.time()
     for env in environments(environ):
-        if env.root in kept:
+        if env.root in kept or _held(env) or _other_users(env, base_dir):
             continue
         try:
             used = (env.root / MARKER).stat().st_mtime

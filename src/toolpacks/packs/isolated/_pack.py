@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from toolpacks.core._context import ToolContext
 from toolpacks.core._tool import Tool
@@ -122,16 +122,20 @@ def load_isolated_pack(
         return LoadedPack(replace(info, status="failed", error=error))
 
     interpreter = sys.executable
+    held = None
     if source.requirement is not None:
-        from toolpacks.packs.isolated._env import ensure_env
+        from toolpacks.packs.isolated._env import ensure_env, hold
 
         try:
-            interpreter = str(ensure_env(source.requirement, base_dir, environ).python)
+            env = ensure_env(source.requirement, base_dir, environ)
         except PackError as exc:
             return failed(str(exc))
+        interpreter = str(env.python)
+        held = hold(env)  # `toolpacks gc` leaves it alone while this pack is mounted
     key = manifest_key(info.name, interpreter, settings, source.version or "")
     manifest = cache_dir(environ) / "isolated" / "manifests" / key
     mount = IsolatedMount(info, source, interpreter, settings, manifest, environ, ask)
+    mount.held = held
     try:
         pack = mount.load(started)
     except PackError as exc:
@@ -194,6 +198,8 @@ class IsolatedMount(_Mount):
             for name in missing
         ]
         self.records: dict[str, ToolRecord] = {}
+        self.held: IO[bytes] | None = None
+        """The shared lock on the pack's environment, released at ``close``."""
         self.up = False
         """Whether the child was started (a later crash is the connection's to handle)."""
         self.start_failures = 0
@@ -336,9 +342,12 @@ class IsolatedMount(_Mount):
         kill(pid)
 
     def close(self) -> None:
-        """Stop the child and remove its private directory."""
+        """Stop the child, remove its private directory and release its environment."""
         self.connection.close()
         self.runtime.close()
+        if self.held is not None:
+            self.held.close()
+            self.held = None
 
 
 def _mcp_tool(definition: Mapping[str, Any]) -> mcp_types.Tool:
