@@ -126,19 +126,18 @@ def test_patterns_of_packs_outside_the_toolset_are_accepted(host: Host) -> None:
 # -- hints ---------------------------------------------------------------------------------------
 
 
-def test_exclude_hints_drops_tools_declaring_the_hint(host: Host) -> None:
-    """``exclude_hints`` removes every tool that declares the hint; the others stay."""
+def test_exclude_hints_drops_tools_whose_hints_resolve_to_it(host: Host) -> None:
+    """``exclude_hints`` follows MCP's defaults (issue 35).
+
+    ``write`` states no hint, so it may be destructive and open-world, and is dropped with
+    the tools that declare them.
+    """
     assert host.toolset(exclude_hints=["destructive"]).names() == [
         "now",
         "read_bytes",
         "read_text",
-        "write",
     ]
-    assert host.toolset(exclude_hints=["open_world", "idempotent"]).names() == [
-        "delete",
-        "read_text",
-        "write",
-    ]
+    assert host.toolset(exclude_hints=["open_world", "idempotent"]).names() == []
 
 
 def test_an_unknown_hint_is_a_config_error(host: Host) -> None:
@@ -186,7 +185,7 @@ def test_the_configuration_file_selects_the_same_way(
     """``tools``, ``exclude`` globs and ``exclude_hints`` in ``[agents.NAME]``."""
     for h in _config_host(tmp_path, pack_of, AGENT):
         assert h.toolset("reader").names() == ["now", "read_text"]
-        assert h.toolset("careful").names() == ["read_bytes", "read_text", "write"]
+        assert h.toolset("careful").names() == ["read_bytes", "read_text"]
         # keywords still override the table
         assert h.toolset("reader", tools=["clock.*"]).names() == ["now"]
 
@@ -248,7 +247,11 @@ def test_the_toolset_command_shows_the_selection(
     )
     assert main(["toolset", "a", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [t["qualified"] for t in out["tools"]] == ["files.read_text", "files.write"]
+    assert [t["qualified"] for t in out["tools"]] == ["files.read_text"]
+    assert out["left_out"] == {
+        "files.delete": "agents.a.exclude_hints",
+        "files.write": "agents.a.exclude_hints",
+    }
     assert main(["toolset", "b"]) != 0
     err = capsys.readouterr().err
     assert "did you mean 'files.write'" in err

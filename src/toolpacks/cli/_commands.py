@@ -222,10 +222,10 @@ def cmd_toolset(args: argparse.Namespace) -> int:
         for e in toolset.entries()
     ]
     deferred = sorted(toolset.deferred)  # listed only when some are: sent once searched
+    left_out = dict(sorted(toolset.left_out.items()))  # which key of the selection, per tool
     if args.json:
-        print_json(
-            {"agent": args.agent, "tools": rows, **({"deferred": deferred} if deferred else {})}
-        )
+        extra = {"deferred": deferred} if deferred else {}
+        print_json({"agent": args.agent, "tools": rows, **extra, "left_out": left_out})
         return 0
     later = f", {len(deferred)} deferred" if deferred else ""
     print(f"toolset for agent {args.agent or '(default)'}: {counted(len(rows), 'tool')}{later}")
@@ -233,6 +233,10 @@ def cmd_toolset(args: argparse.Namespace) -> int:
         extra = "  (approval)" if row["require_approval"] else ""
         extra += "  (deferred)" if row["name"] in toolset.deferred else ""
         print(f"  {row['name']:<28} {row['qualified']:<32} [{', '.join(row['tags'])}]{extra}")
+    if left_out:
+        print(f"left out: {counted(len(left_out), 'tool')}")
+        for qualified, why in left_out.items():
+            print(f"  {qualified:<32} by {why}")
     return 0
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import GlobalHook, HookSet
@@ -31,9 +31,7 @@ from toolpacks.host._selection import (
     check_hints,
     check_patterns,
     check_tags,
-    declares,
-    matches,
-    tool_names,
+    left_out_by,
 )
 from toolpacks.host._toolset import ToolEntry
 from toolpacks.packs._record import LoadedPack, PackSource
@@ -89,7 +87,12 @@ class ToolsetRequest:
     tools: frozenset[str] = frozenset()
     """Names or globs of the tools to keep (empty: keep all)."""
     exclude_hints: frozenset[str] = frozenset()
-    """Drop tools that declare any of these hints (``destructive``, ...)."""
+    """Drop tools whose hints resolve to any of these (``destructive``, ...; MCP defaults)."""
+    require_hints: frozenset[str] = frozenset()
+    """Keep only tools whose hints resolve to all of these (``read_only``, ...)."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Filled by ``select``: qualified name to the key that left the tool out
+    (``agents.NAME.exclude``)."""
     defer: tuple[str, ...] | str = ()
     """Patterns of tools to defer, or ``"auto"`` (see ``_defer``)."""
     never_defer: tuple[str, ...] = ()
@@ -145,6 +148,7 @@ def request_for(
         optional=_names(pick("optional_packs")),
         tools=_name_set(pick("tools")),
         exclude_hints=_name_set(pick("exclude_hints")),
+        require_hints=_name_set(pick("require_hints")),
         defer=defer if isinstance(defer := pick("defer"), str) else tuple(defer),
         never_defer=_names(pick("never_defer")),
         defer_threshold=pick("defer_threshold"),
@@ -251,6 +255,7 @@ def check_names(
     for key, patterns in (("exclude", request.exclude), ("tools", request.tools)):
         check_patterns(request.scope, key, patterns, tools, sources, request.rename)
     check_hints(request.scope, request.exclude_hints)
+    check_hints(request.scope, request.require_hints, "require_hints")
     if len(tools) == len(loaded) and all(name in tools for name in request.optional):
         every = [t for pack_tools in tools.values() for t in pack_tools.values()]
         check_tags(request.scope, "include_tags", request.include_tags, every)
@@ -297,21 +302,14 @@ def select(
     definition changed since ``toolpacks lock`` is withheld.
     """
     candidates: list[Candidate] = []
+    where = request.scope.rsplit(": ", 1)[-1]  # agents.NAME (the file's path is not told)
     for pack in loaded:
         for qualified, t in pack.tools.items():
             if t.allowed_agents is not None and request.agent not in t.allowed_agents:
                 continue
-            if request.include_tags and request.include_tags.isdisjoint(t.tags):
-                continue
-            if not request.exclude_tags.isdisjoint(t.tags) or declares(t, request.exclude_hints):
-                continue
-            if request.exclude or request.tools:
-                names = tool_names(qualified, t, request.rename)
-                if matches(request.exclude, names):
-                    continue
-                if request.tools and not matches(request.tools, names):
-                    continue
-            if request.predicate is not None and not request.predicate(t):
+            why = left_out_by(request, qualified, t)  # hidden for identity: never recorded
+            if why is not None:
+                request.left_out[qualified] = f"{where}.{why}"
                 continue
             if pins is not None:
                 problem = pins.problem(pack.info.name, t)

@@ -454,7 +454,6 @@ class Host:
         loaded = required_loaded(listed, request)
         check_names(request, loaded, state.sources)
         from toolpacks.packs.entrypoints._pinning import load_pins, lock_path
-
         candidates = select(request, loaded, load_pins(lock_path(self.config.base_dir)))
         infos = {p.info.name: p.info for p in loaded}
         context = ConflictContext(
@@ -477,6 +476,7 @@ class Host:
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
         toolset.catalog = offered(loaded, spec.prompts, spec.resources, request.scope)
+        toolset.left_out = dict(request.left_out)  # why each tool of the packs was left out
         from toolpacks.host.credentials._vault import equipped  # asyncio, pluggy: not at import
         return equipped(toolset, self.config.config.credentials, self._pm.hook)  # credentials
 

@@ -8,8 +8,9 @@ and deferral stay tool-only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
+from types import MappingProxyType
 from typing import Any
 
 from toolpacks.core.prompts._catalog import Catalog
@@ -60,6 +61,21 @@ class Offerings:
 
     catalog: Catalog = _EMPTY
     """The prompts and resources (empty unless built by a host from packs that offer some)."""
+    left_out: Mapping[str, str] = MappingProxyType({})
+    """Tools of the agent's packs its selection left out: qualified name to why
+    (``agents.NAME.exclude``). Tools hidden for who asks are not here."""
+
+    def unknown_message(self, name: str, available: Iterable[str]) -> str:
+        """The answer to a call of ``name``, which is not in the toolset.
+
+        It names the key that left the tool out when the agent's selection did, and lists
+        the tools there are.
+        """
+        why = self.left_out.get(name) or next(
+            (w for q, w in self.left_out.items() if q.split(".", 1)[-1] == name), None
+        )
+        note = f" {name} is not in this toolset: {why} leaves it out." if why else ""
+        return f"Unknown tool '{name}'.{note} Available tools: {', '.join(available) or 'none'}."
 
     def prompts(self) -> list[Prompt]:
         """The prompts offered, in registration order."""

@@ -3,8 +3,15 @@
 ``tools`` (allow) and ``exclude`` (deny) entries are globs (``fnmatch``, case-sensitive) over
 a tool's qualified name (``files.read_text``) and the name the model would see before any
 conflict is resolved (its rename, else its tool name); an entry without ``*?[`` is an exact
-name. ``exclude_hints`` drops tools that declare a hint (``destructive=True``); a tool that
-does not state the hint is kept.
+name. Hints resolve by MCP's defaults (``resolved_hints``): a hint a tool does not state is
+``destructive`` unless the tool is ``read_only``, ``open_world``, and neither ``read_only``
+nor ``idempotent``. ``exclude_hints`` drops the tools whose hints resolve to any of its
+names (so ``["destructive"]`` drops a tool that states nothing); ``require_hints`` keeps only
+the tools whose hints resolve to every one of its names.
+
+``left_out_by`` names the key that leaves a tool out, for ``toolpacks toolset`` and for the
+answer to a call of it; a tool hidden for who is asking (``allowed_agents``, scopes) is never
+explained there.
 
 Each entry must select something, or the configuration has a typo that would silently do
 nothing: an entry that matches no tool, an unknown hint name and a tag that no tool of the
@@ -14,19 +21,29 @@ selected packs carries are ``ConfigError`` errors with the closest known names.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from fnmatch import fnmatchcase
+from typing import Protocol
 
 from toolpacks.core._tool import Tool
 from toolpacks.core.define._names import safe_name
 from toolpacks.core.define._traits import ToolHints
 from toolpacks.exceptions import ConfigError
 
-__all__ = ["HINTS", "check_hints", "check_patterns", "check_tags", "matches", "tool_names"]
+__all__ = [
+    "HINTS",
+    "check_hints",
+    "check_patterns",
+    "check_tags",
+    "left_out_by",
+    "matches",
+    "resolved_hints",
+    "tool_names",
+]
 
 HINTS: tuple[str, ...] = tuple(f.name for f in fields(ToolHints))
-"""The hint names ``exclude_hints`` takes: ``read_only``, ``destructive``, ..."""
+"""The hint names ``exclude_hints`` and ``require_hints`` take: ``read_only``, ..."""
 
 _GLOB = frozenset("*?[")
 
@@ -96,8 +113,8 @@ def check_patterns(
         )
 
 
-def check_hints(scope: str, hints: Iterable[str]) -> None:
-    """Refuse hint names ``exclude_hints`` does not know.
+def check_hints(scope: str, hints: Iterable[str], key: str = "exclude_hints") -> None:
+    """Refuse hint names ``key`` (``exclude_hints``, ``require_hints``) does not know.
 
     Raises:
         ConfigError: The unknown names, the known ones and the closest.
@@ -105,7 +122,7 @@ def check_hints(scope: str, hints: Iterable[str]) -> None:
     unknown = sorted(set(hints) - set(HINTS))
     if unknown:
         raise ConfigError(
-            f"{scope}: exclude_hints names unknown hint(s) "
+            f"{scope}: {key} names unknown hint(s) "
             f"{', '.join(repr(h) for h in unknown)}; known hints: {', '.join(HINTS)}"
             f"{_hints(unknown, HINTS)}"
         )
@@ -127,6 +144,72 @@ def check_tags(scope: str, key: str, tags: Iterable[str], tools: Iterable[Tool])
         )
 
 
+def resolved_hints(tool: Tool) -> dict[str, bool]:
+    """``tool``'s hints with MCP's defaults for the ones it does not state.
+
+    ``read_only`` and ``idempotent`` default to false, ``open_world`` to true, and
+    ``destructive`` to true unless the tool is read-only (a read-only tool destroys nothing).
+    """
+    h = tool.hints
+    read_only = h.read_only is True
+    destructive = (not read_only) if h.destructive is None else (h.destructive and not read_only)
+    return {
+        "read_only": read_only,
+        "destructive": destructive,
+        "idempotent": h.idempotent is True,
+        "open_world": h.open_world is not False,
+    }
+
+
 def declares(tool: Tool, hints: Iterable[str]) -> bool:
-    """Whether ``tool`` states any of ``hints`` as true."""
-    return any(getattr(tool.hints, hint, None) is True for hint in hints)
+    """Whether ``tool``'s hints resolve (``resolved_hints``) to true for any of ``hints``."""
+    resolved = resolved_hints(tool)
+    return any(resolved.get(hint, False) for hint in hints)
+
+
+class Selecting(Protocol):
+    """The keys of an agent's selection ``left_out_by`` reads (a ``ToolsetRequest``)."""
+
+    @property
+    def include_tags(self) -> frozenset[str]: ...
+    @property
+    def exclude_tags(self) -> frozenset[str]: ...
+    @property
+    def exclude(self) -> frozenset[str]: ...
+    @property
+    def tools(self) -> frozenset[str]: ...
+    @property
+    def exclude_hints(self) -> frozenset[str]: ...
+    @property
+    def require_hints(self) -> frozenset[str]: ...
+    @property
+    def rename(self) -> Mapping[str, str]: ...
+    @property
+    def predicate(self) -> Callable[[Tool], bool] | None: ...
+
+
+def left_out_by(request: Selecting, qualified: str, tool: Tool) -> str | None:
+    """The key that leaves ``tool`` out of the selection, or None when it is kept.
+
+    In the order they apply: ``include_tags``, ``exclude_tags``, ``exclude_hints``,
+    ``require_hints``, ``exclude`` (which wins over ``tools``), ``tools``, ``predicate``.
+    """
+    if request.include_tags and request.include_tags.isdisjoint(tool.tags):
+        return "include_tags"
+    if not request.exclude_tags.isdisjoint(tool.tags):
+        return "exclude_tags"
+    if request.exclude_hints or request.require_hints:
+        resolved = resolved_hints(tool)
+        if any(resolved[h] for h in request.exclude_hints if h in resolved):
+            return "exclude_hints"
+        if not all(resolved.get(h, False) for h in request.require_hints):
+            return "require_hints"
+    if request.exclude or request.tools:
+        names = tool_names(qualified, tool, request.rename)
+        if matches(request.exclude, names):
+            return "exclude"
+        if request.tools and not matches(request.tools, names):
+            return "tools"
+    if request.predicate is not None and not request.predicate(tool):
+        return "predicate"
+    return None

@@ -286,7 +286,7 @@ class Toolset(Offerings):
         if entry is None:
             return error_result(
                 "not_found",
-                f"Unknown tool '{name}'. Available tools: {', '.join(self._entries) or 'none'}.",
+                self.unknown_message(name, self._entries),
                 tool_name=name,
                 call_id=ctx.call_id,
             )

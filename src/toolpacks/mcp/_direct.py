@@ -173,8 +173,7 @@ class ToolAnswers:
 
     def unknown(self, name: str) -> str:
         """The message of the -32602 error for a call of ``name``, which is not exposed."""
-        available = ", ".join(self.toolset.names()) or "none"
-        return f"Unknown tool: {name}. Available tools: {available}."
+        return self.toolset.unknown_message(name, self.toolset.names())
 
     def duplicate_key(self, name: str, key: str) -> dict[str, Any]:
         """The answer to a ``tools/call`` of ``name`` whose arguments repeat ``key``.

@@ -76,7 +76,11 @@ class AgentConfig(_Strict):
     tools: list[str] = Field(default_factory=list)
     """Keep only tools matching one of these names or globs (``files.read_*``); [] keeps all."""
     exclude_hints: list[str] = Field(default_factory=list)
-    """Drop tools declaring any of these hints (``destructive``, ``read_only``, ...)."""
+    """Drop tools whose hints resolve to any of these (``destructive``, ``read_only``, ...);
+    a hint a tool does not state takes MCP's default (``destructive``: true unless read-only,
+    ``open_world``: true, ``read_only`` and ``idempotent``: false)."""
+    require_hints: list[str] = Field(default_factory=list)
+    """Keep only tools whose hints resolve to every one of these (``["read_only"]``)."""
     on_conflict: ConflictPolicyName = "error"
     """How to resolve two packs offering the same exposed name."""
     priority: list[str] = Field(default_factory=list)
