@@ -8,6 +8,7 @@ the capability.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import os
@@ -228,3 +229,33 @@ def test_asking_without_a_way_to_answer_is_a_clear_error(
     assert "cannot ask" in text(result)
     words = "did not declare" if mode == "auto" else "stateless HTTP"
     assert words in text(result)
+
+
+@pytest.mark.parametrize("listening", [True, False])
+def test_a_call_the_client_gives_up_on_is_cancelled(
+    server: RichServer, tmp_path: Path, listening: bool
+) -> None:
+    """2026-07-28: the client closes the reply's stream; the tool is cancelled."""
+    marker = tmp_path / f"cancelled-{listening}"
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async def main() -> None:
+        async with connect(server.url(), "auto") as client:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    client.call_tool(
+                        "wait_forever",
+                        {"marker": str(marker)},
+                        progress_callback=progress if listening else None,
+                    ),
+                    1.0,
+                )
+        for _ in range(100):
+            if marker.exists():
+                return
+            await asyncio.sleep(0.05)
+
+    run(main())
+    assert marker.read_text() == "cancelled"

@@ -34,7 +34,7 @@ from toolpacks.mcp.http import _connect as connect
 from toolpacks.mcp.http._guard import Guard, Refusal
 from toolpacks.mcp.http._metrics import CallMetrics, observed
 from toolpacks.mcp.http._sessions import sessions_for
-from toolpacks.mcp.http._stream import StreamChooser
+from toolpacks.mcp.http._stream import StreamChooser, unless_gone
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -171,7 +171,7 @@ class _Agent:
             return
         streams = self.chooser is not None and self.chooser.wants_stream(body, scope["headers"])
         direct = not streams and self.direct is not None and self.started
-        if direct and await self._direct(body, scope, send, principal):
+        if direct and await self._direct(body, scope, send, principal, receive):
             return
         answered = await self._answer_directly(body, scope, receive, send)
         if answered:
@@ -182,7 +182,9 @@ class _Agent:
         manager = self.streaming if streams and self.streaming is not None else self.manager
         await manager.handle_request(scope, _replay(body, receive), send)
 
-    async def _direct(self, body: bytes, scope: Scope, send: Send, principal: Any = None) -> bool:
+    async def _direct(
+        self, body: bytes, scope: Scope, send: Send, principal: Any = None, receive: Any = None
+    ) -> bool:
         """Answer a plain stateless ``tools/list`` or ``tools/call`` from the parsed body.
 
         Parsed once, here; whatever ``DirectRoute.route`` does not take (and anything with a
@@ -200,7 +202,11 @@ class _Agent:
             return False
         reset = SERVED_PRINCIPAL.set(principal)
         try:
-            await route.answer(value, version, send)
+            answer = route.answer(value, version, send)
+            if receive is not None and version != "legacy" and value["method"] == "tools/call":
+                await unless_gone(answer, receive)  # 2026-07-28: closing the stream cancels
+            else:
+                await answer
         finally:
             SERVED_PRINCIPAL.reset(reset)
         return True

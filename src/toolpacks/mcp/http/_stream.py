@@ -15,13 +15,15 @@ Every other call keeps the JSON reply (and the direct route).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from starlette.types import Receive
+
     from toolpacks.host._toolset import Toolset
 
-__all__ = ["StreamChooser"]
+__all__ = ["StreamChooser", "unless_gone"]
 
 _LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 _VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -72,3 +74,28 @@ class StreamChooser:
             if len(self._talks) < 100_000:
                 self._talks[name] = known
         return known
+
+
+async def unless_gone(answer: Coroutine[Any, Any, None], receive: Receive) -> None:
+    """Run ``answer``; cancel it when the client closes the connection first.
+
+    On 2026-07-28 a client cancels a call by closing its reply's stream; the direct route
+    answers in the request's own task, so it watches ``receive`` for the disconnect.
+    """
+    import asyncio
+
+    task = asyncio.ensure_future(answer)
+
+    async def gone() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    watch = asyncio.ensure_future(gone())
+    try:
+        await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not task.done():
+            task.cancel()
+    if task.done() and not task.cancelled():
+        task.result()  # its exception, if any
