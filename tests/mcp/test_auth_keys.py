@@ -171,3 +171,34 @@ def test_rotation_against_a_served_agent(issuer: Issuer, tmp_path: Path) -> None
         assert status(old) == 401  # the old key is gone: refused
     finally:
         server.kill()
+
+
+def test_a_repeated_token_is_remembered_until_it_expires_or_the_keys_change(
+    issuer: Issuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jwt
+
+    from toolpacks.mcp.http.auth import _verify
+
+    clock = Clock()
+    verify = verifier(issuer, clock, leeway=0, jwks_cache_seconds=60)
+    decoded: list[str] = []
+    real = jwt.decode
+
+    def counting(token: str, *args: object, **kwargs: object) -> object:
+        decoded.append(token)
+        return real(token, *args, **kwargs)
+
+    monkeypatch.setattr(jwt, "decode", counting)
+    token = issuer.token(sub="same", exp_in=100)
+    for _ in range(3):
+        assert check(verify, token) == "same"
+    assert len(decoded) == 1  # one signature check for three requests
+    later = _verify.time.time() + 101
+    monkeypatch.setattr(_verify.time, "time", lambda: later)
+    assert verify._remembered(token) is None  # expired: the full check decides again
+    monkeypatch.undo()
+    monkeypatch.setattr(jwt, "decode", counting)
+    clock.now += 61  # the keys must be fetched again: remembered tokens are checked again
+    assert check(verify, token) == "same"
+    assert len(decoded) == 2

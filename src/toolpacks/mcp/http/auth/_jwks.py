@@ -73,6 +73,8 @@ class JwksCache:
         self._attempts = 0
         self.fetches = 0
         """How many times the JWKS was fetched (for tests and operators)."""
+        self.generation = 0
+        """Changes whenever the keys held change (a fetch, or keys dropped as expired)."""
 
     async def key(self, kid: str | None) -> SigningKey | None:
         """The key named ``kid`` (None: the only key), or None when the issuer has none such.
@@ -89,6 +91,10 @@ class JwksCache:
         if self._fetched_at is None:
             raise JwksUnavailable("the issuer's keys could not be fetched")
         return self._lookup(kid)
+
+    def fresh(self) -> bool:
+        """Whether keys are held and younger than ``jwks_cache_seconds``."""
+        return not self._stale(self._clock())
 
     def _stale(self, now: float) -> bool:
         fetched = self._fetched_at
@@ -125,10 +131,12 @@ class JwksCache:
                 if self._stale(now):
                     self._keys = {}
                     self._fetched_at = None
+                    self.generation += 1
                 return
             self._keys = keys
             self._fetched_at = self._clock()
             self.fetches += 1
+            self.generation += 1
 
     async def _fetch(self) -> dict[str, SigningKey]:
         import httpx

@@ -5,10 +5,18 @@ token's header says (``alg: none`` and an ``HS256`` token "signed" with the issu
 key never verify); ``exp``, ``iss``, ``aud`` and ``sub`` are required, ``exp`` and ``nbf``
 checked with ``leeway``. ``sub`` becomes the subject, ``scope`` (space-separated, RFC 9068)
 or ``scp`` (a list) the scopes; the other claims are kept on the principal.
+
+A client sends the same access token with every request, so tokens that verified are
+remembered (the most recent 1024, by their exact text): a repeated token costs a lookup and
+the ``exp``/``nbf`` checks instead of a signature check. The memory is dropped whenever the
+keys are fetched again, and not used once they are older than ``jwks_cache_seconds``, so a
+removed key stops working for remembered tokens exactly as for new ones.
 """
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._principal import Principal
@@ -21,6 +29,8 @@ __all__ = ["InvalidToken", "TokenVerifier"]
 
 MAX_TOKEN_BYTES = 8 * 1024
 """The longest ``Authorization`` header value accepted (8 KiB)."""
+REMEMBERED = 1024
+"""Verified tokens remembered per process."""
 
 
 class InvalidToken(Exception):
@@ -35,6 +45,8 @@ class TokenVerifier:
         self.keys = keys if keys is not None else JwksCache(config)
         audience = config.audience
         self._audience = [audience] if isinstance(audience, str) else list(audience)
+        self._verified: OrderedDict[str, tuple[Principal, float, float, int]] = OrderedDict()
+        """Token text -> (principal, exp, nbf, key generation) of tokens that verified."""
 
     async def verify(self, token: str) -> Principal:
         """The principal ``token`` stands for.
@@ -44,6 +56,9 @@ class TokenVerifier:
                 algorithm not allowed, expired, not yet valid, or for another issuer or
                 audience; or the issuer's keys cannot be fetched (fail closed).
         """
+        remembered = self._remembered(token)
+        if remembered is not None:
+            return remembered
         import jwt
 
         try:
@@ -76,7 +91,34 @@ class TokenVerifier:
             )
         except jwt.PyJWTError as exc:
             raise InvalidToken(f"{type(exc).__name__}: {exc}") from None
-        return principal_of(claims)
+        principal = principal_of(claims)
+        self._remember(token, principal, claims)
+        return principal
+
+    def _remembered(self, token: str) -> Principal | None:
+        """The principal of a token that verified with the keys held now, if still in time."""
+        entry = self._verified.get(token)
+        if entry is None:
+            return None
+        principal, expires, not_before, generation = entry
+        now = time.time()
+        leeway = self.config.leeway
+        if generation != self.keys.generation or not self.keys.fresh():
+            return None  # the keys changed or must be fetched: check it again
+        if now > expires + leeway or now < not_before - leeway:
+            return None  # expired (or not yet valid): the full check says so
+        self._verified.move_to_end(token)
+        return principal
+
+    def _remember(self, token: str, principal: Principal, claims: dict[str, Any]) -> None:
+        try:
+            expires = float(claims["exp"])
+            not_before = float(claims.get("nbf", float("-inf")))
+        except (TypeError, ValueError):
+            return
+        self._verified[token] = (principal, expires, not_before, self.keys.generation)
+        if len(self._verified) > REMEMBERED:
+            self._verified.popitem(last=False)
 
 
 def principal_of(claims: dict[str, Any]) -> Principal:
