@@ -43,7 +43,8 @@ def info(name: str) -> dict:
 @tool(timeout=1)
 def stuck(seconds: float) -> str:
     '''Sleep in a sync tool, past its timeout.'''
-    Path(os.environ["TMPDIR"], "stuck.pid").write_text(str(os.getpid()))
+    # /proc/self: the pid as the host sees it (the sandbox runs the pack in a PID namespace)
+    Path(os.environ["TMPDIR"], "stuck.pid").write_text(os.readlink("/proc/self"))
     time.sleep(seconds)
     return "woke"
 

@@ -91,13 +91,22 @@ def _stat(pid: int) -> list[str] | None:
 
 
 def cpu_seconds(pid: int) -> float | None:
-    """CPU seconds (user and system) ``pid`` and its waited-for children used, or None."""
+    """CPU seconds (user and system) ``pid`` and its children used, or None.
+
+    Its live descendants count too: a sandboxed child runs the pack in a process below it.
+    """
     stat = _stat(pid)
     if stat is None:
         return None
+    from toolpacks.packs.sandbox._tree import descendants
+
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     # utime, stime, cutime, cstime are fields 14-17 of the file: 11-14 after the name.
-    return sum(int(value) for value in stat[11:15]) / ticks
+    used = sum(int(value) for value in stat[11:15])
+    for below in descendants(pid):
+        more = _stat(below)
+        used += sum(int(value) for value in more[11:13]) if more else 0
+    return used / ticks
 
 
 def kill(pid: int) -> None:
@@ -145,6 +154,16 @@ def child_command(
     """The child's arguments after the interpreter: the launcher, then ``serve --pack``."""
     shown = json.dumps({"memory_mb": limits.memory_mb, "open_files": limits.open_files})
     args = ["-m", "toolpacks.packs.isolated._launch", "--limits", shown]
+    if limits.sandbox != "off":
+        from toolpacks.packs._statefiles import private_dir
+        from toolpacks.packs.sandbox import Rules, available
+
+        private_dir(manifest.parent)  # made now: a grant names a directory that exists
+        read = [str(runtime.settings), *(path or ()), *limits.read]
+        write = [str(runtime.work), str(runtime.tmp), str(manifest.parent), *limits.write]
+        rules = Rules(read=read, write=write, network=limits.network, mode=limits.sandbox)
+        rules.unavailable = available(limits.network)
+        args += ["--sandbox", rules.dumps()]
     args += ["--pidfile", str(runtime.pidfile), "--", "serve", "--pack", pack]
     args += ["--settings", str(runtime.settings), "--manifest", str(manifest)]
     for entry in path or ():

@@ -6,6 +6,8 @@ imported, this sets the child's resource limits (``RLIMIT_AS``, ``RLIMIT_NOFILE`
 ``RLIMIT_CORE`` to 0), writes its process id where the host reads it (to stop a call that
 overran its timeout), then runs ``python -m toolpacks`` with the arguments after ``--`` in
 this same interpreter: limits without a ``preexec_fn`` and without a second interpreter start.
+With ``--sandbox JSON`` (``toolpacks.packs.sandbox.Rules``) it then guards its process tree
+and restricts itself to the granted paths (and network) before the pack is imported.
 """
 
 from __future__ import annotations
@@ -48,10 +50,11 @@ def apply_limits(limits: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _split(argv: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str]]:
-    """The limits, the pid file and the ``toolpacks`` arguments of the launcher's command."""
+def _split(argv: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str], str | None]:
+    """The limits, the pid file, the ``toolpacks`` arguments and the sandbox's rules."""
     limits: dict[str, Any] = {}
     pidfile: str | None = None
+    sandbox: str | None = None
     words = list(argv)
     rest: list[str] = []
     while words:
@@ -63,19 +66,28 @@ def _split(argv: Sequence[str]) -> tuple[dict[str, Any], str | None, list[str]]:
             limits = json.loads(words.pop(0))
         elif word == "--pidfile" and words:
             pidfile = words.pop(0)
+        elif word == "--sandbox" and words:
+            sandbox = words.pop(0)
         else:
             raise SystemExit(f"toolpacks isolated launcher: unexpected argument {word!r}")
-    return limits, pidfile, rest
+    return limits, pidfile, rest, sandbox
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Apply the limits, write the pid file, and run ``toolpacks`` with the rest."""
-    limits, pidfile, rest = _split(sys.argv[1:] if argv is None else argv)
+    limits, pidfile, rest, sandbox = _split(sys.argv[1:] if argv is None else argv)
     for problem in apply_limits(limits):
         print(f"toolpacks isolated launcher: {problem}", file=sys.stderr)
     if pidfile:
         with open(pidfile, "w", encoding="ascii") as out:
             out.write(str(os.getpid()))
+    if sandbox:
+        from toolpacks.packs.sandbox._exec import sandbox_self
+        from toolpacks.packs.sandbox._rules import Rules
+
+        unsafe = sandbox_self(Rules.loads(sandbox))
+        if unsafe:
+            print(f"toolpacks isolated launcher: {unsafe}", file=sys.stderr)
     sys.argv = ["toolpacks", *rest]
     runpy.run_module("toolpacks", run_name="__main__", alter_sys=True)
 

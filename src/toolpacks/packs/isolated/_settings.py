@@ -10,9 +10,9 @@ process.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolpacks.core._secrets import REDACTED, redact
 
@@ -50,6 +50,24 @@ class IsolationLimits(BaseModel):
     ``HOME`` and ``TMPDIR``; secrets go in the pack's settings."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds allowed for the child to start and list its tools."""
+    sandbox: Literal["auto", "required", "off"] = "auto"
+    """``auto``: the child reads and writes only what is granted where the system can
+    (Landlock), and runs without a sandbox elsewhere, saying so in the log and in doctor;
+    ``required``: refuse to start without it; ``off``: no sandbox."""
+    read: list[str] = Field(default_factory=list)
+    """Absolute paths the sandboxed child may read beneath, besides its own environment."""
+    write: list[str] = Field(default_factory=list)
+    """Absolute paths it may write beneath, besides its private directories."""
+    network: bool = True
+    """``false``: the sandboxed child can neither connect nor bind a TCP port."""
+
+    @field_validator("read", "write")
+    @classmethod
+    def _grants(cls, value: list[str], info: Any) -> list[str]:
+        """Each grant as its real path (a symlink never widens it), checked."""
+        from toolpacks.packs.sandbox._rules import checked_grant
+
+        return [checked_grant(entry, info.field_name) for entry in value]
 
     def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
         """The fields for ``repr()``, environment values hidden."""
@@ -68,6 +86,10 @@ class IsolationLimits(BaseModel):
             "open_files": self.open_files,
             "env": env,
             "timeout": self.timeout,
+            "sandbox": self.sandbox,
+            "read": list(self.read),
+            "write": list(self.write),
+            "network": self.network,
         }
 
 
