@@ -69,6 +69,7 @@ def manifest_of(name: str, toolset: Toolset) -> Manifest:
                 timeout=tool.timeout,
                 require_approval=entry.require_approval,
                 output_schema=tool.output_schema,
+                credentials=tool.credentials,
             )
         )
     return Manifest(name, tuple(records), distribution, version)
@@ -79,6 +80,7 @@ def serve_pack(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from toolpacks.host._host import Host
+    from toolpacks.host.credentials._relay import relaying
     from toolpacks.mcp._server import _exit_abandoning, _serve_blocking
     from toolpacks.packs.isolated._manifest import write_manifest
 
@@ -90,7 +92,8 @@ def serve_pack(args: argparse.Namespace) -> int:
     if path:
         sys.path[:0] = path  # the modules of packs found there must import
     with Host({"packs": {name: settings}} if settings else {}, path=path) as host:
-        toolset = host.toolset(packs=[name], approval=lambda request: True)
+        with relaying():  # its tools' credentials come from the host with each call
+            toolset = host.toolset(packs=[name], approval=lambda request: True)
         info = host.load(name).info
         manifest = replace(
             manifest_of(name, toolset), distribution=info.distribution, version=info.version

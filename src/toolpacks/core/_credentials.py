@@ -12,11 +12,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from toolpacks.exceptions import ToolDefinitionError, ToolError
 
-__all__ = ["CallCredentials", "ConnectRequired", "CredentialError", "credentials_of"]
+__all__ = [
+    "RELAY_META_KEY",
+    "CallCredentials",
+    "ConnectRequired",
+    "CredentialError",
+    "credentials_of",
+    "relayed_meta",
+]
 
+RELAY_META_KEY = "io.toolpacks/credentials"
+"""The ``_meta`` key of the credentials a host relays to its isolated pack's child."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -78,6 +88,10 @@ class CallCredentials:
         """Names only."""
         return f"CallCredentials(subject={self.subject!r}, names={sorted(self._values)!r})"
 
+    def values(self) -> dict[str, str]:
+        """The values by name (for relaying to an isolated pack's child; never shown)."""
+        return dict(self._values)
+
     def get(self, name: str, tool: str | None) -> str:
         """The value of ``name`` (see ``ToolContext.credential``)."""
         if name not in self.declared:
@@ -104,3 +118,15 @@ def no_credentials(name: str, tool: str | None) -> CredentialError:
         "declare it (@tool(credentials=[...])) and call the tool through a Toolset whose "
         "host has [credentials] configured (or pass credentials resolved for the principal)"
     )
+
+
+def relayed_meta(tag: object, relay: bool = True) -> dict[str, Any] | None:
+    """The ``_meta`` carrying a call's resolved credentials to an isolated pack's child.
+
+    ``tag`` holds the call's ``ToolContext`` in ``.context``; None when it holds none or
+    ``relay`` is false (a server that is not the host's own child gets nothing).
+    """
+    held = getattr(getattr(tag, "context", None), "credentials", None) if relay else None
+    if not isinstance(held, CallCredentials):
+        return None
+    return {RELAY_META_KEY: held.values()}

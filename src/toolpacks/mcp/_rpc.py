@@ -26,6 +26,7 @@ from typing import Any
 
 from toolpacks._version import __version__
 from toolpacks.core._channel import LOG_LEVELS
+from toolpacks.host.credentials._relay import take
 from toolpacks.mcp._direct import INVALID_PARAMS, Notify, ToolAnswers, UnknownTool
 from toolpacks.mcp._notify import ClientState, InputChannel, Outgoing, PeerChannel, Send
 from toolpacks.mcp._offered import METHODS as OFFERED
@@ -242,6 +243,7 @@ class Session:
         channel = self._channel(params, modern=bool(extra))
 
         async def run() -> Message:
+            take(params)  # credentials relayed by the host to its isolated pack (serve --pack)
             try:
                 result = await self.answers.call(name, arguments, request_id, notify, channel)
             except UnknownTool as exc:

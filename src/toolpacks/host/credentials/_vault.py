@@ -227,6 +227,12 @@ def equipped(toolset: _T, configs: Mapping[str, CredentialConfig], hook: Any = N
     """
     held: Any = toolset  # a Toolset (not imported: it imports this module)
     tools = [entry.tool for entry in held.entries()]
+    from toolpacks.host.credentials._relay import RELAYING, RelayedCredentials
+
+    if RELAYING.get():  # an isolated pack's child: the host resolves and sends them
+        if any(t.credentials for t in tools):
+            held.credentials = RelayedCredentials()
+        return toolset
     check_declared(tools, configs)
     if configs and any(t.credentials for t in tools):
         held.credentials = CredentialVault(configs, lambda: store_of(hook))

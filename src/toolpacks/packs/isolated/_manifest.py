@@ -50,6 +50,8 @@ class ToolRecord:
     """Whether it requires approval in-process."""
     output_schema: Mapping[str, Any] | None = None
     """Its declared output schema (not wrapped)."""
+    credentials: tuple[str, ...] = ()
+    """The per-user credentials it declares (the host resolves them and relays the values)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -59,6 +61,7 @@ class ToolRecord:
             "timeout": self.timeout,
             "require_approval": self.require_approval,
             "output_schema": self.output_schema,
+            "credentials": list(self.credentials),
         }
 
 
@@ -134,4 +137,5 @@ def _record(entry: Mapping[str, Any]) -> ToolRecord:
         timeout=float(timeout) if timeout is not None else None,
         require_approval=bool(entry.get("require_approval")),
         output_schema=entry.get("output_schema"),
+        credentials=tuple(str(c) for c in entry.get("credentials") or ()),
     )

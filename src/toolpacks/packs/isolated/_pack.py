@@ -192,6 +192,7 @@ class IsolatedMount(_Mount):
             timeout=source.limits.timeout,
         )
         super().__init__(info, _Cfg(timeout=source.limits.timeout), spec, self.runtime.root, ask)
+        self.connection.relays_credentials = True  # our own child: calls' credentials go along
         self.problems = [
             f"environment variable {name!r} listed in the env of isolated pack "
             f"{info.name!r} is not set; the pack runs without it"
@@ -267,7 +268,7 @@ class IsolatedMount(_Mount):
     # -- the child ----------------------------------------------------------------------------
 
     def _new_connection(self) -> McpConnection:
-        return McpConnection(
+        connection = McpConnection(
             self.spec,
             on_lost=self.on_lost,
             on_tools=self.on_tools,
@@ -275,6 +276,8 @@ class IsolatedMount(_Mount):
             may_restart=self.may_restart,
             scrub=self.scrub,
         )
+        connection.relays_credentials = True  # our own child: a call's credentials go along
+        return connection
 
     def _start(self) -> None:
         """Start the child now (blocking); a failure is remembered for the backoff.
@@ -450,6 +453,7 @@ def _isolated_tool(mount: IsolatedMount, remote: mcp_types.Tool, record: ToolRec
         timeout=record.timeout,
         require_approval=record.require_approval,
         validate_output=False,  # the MCP client checks structured content already
+        credentials=record.credentials,  # resolved by the host, relayed with each call
     )
     if record.output_schema is not None:
         t._output_schema = dict(record.output_schema)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.core._credentials import relayed_meta
 from toolpacks.exceptions import PackError, ToolError
 from toolpacks.packs.mcp._approval import Elicit, ElicitRouter
 from toolpacks.packs.mcp._spec import ServerSpec
@@ -110,7 +111,7 @@ class McpConnection:
         """Routes the server's requests for input to the calls they belong to."""
         self.watch = ToolWatch(self)
         """Lists the tools again when the server says they changed."""
-        self.scrub = scrub
+        self.scrub, self.relays_credentials = scrub, False  # True: the host's isolated child
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         """The last lines the server wrote to stderr (stdio servers), secrets masked."""
         self.stderr: StderrPipe | None = None
@@ -381,7 +382,8 @@ class McpConnection:
             raise ServerGoneError(self._gone_message())
         try:
             with self.elicitation.calling(tag, caller):
-                result = await client.call_tool(name, arguments)
+                relay = relayed_meta(tag, self.relays_credentials)  # our isolated child's only
+                result = await client.call_tool(name, arguments, meta=relay)  # type: ignore[arg-type]
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self.lost(generation, "its connection closed")
