@@ -70,6 +70,7 @@ SUBPACKAGES = (
     "host",
     "host/config",
     "host/credentials",
+    "host/identity",
     "host/search",
     "export",
     "mcp",

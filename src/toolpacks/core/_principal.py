@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Principal", "missing_scopes"]
+from toolpacks.exceptions import ToolDefinitionError
+
+__all__ = ["Principal", "missing_scopes", "scope_refusal", "scopes_of"]
 
 
 def _frozen_scopes(scopes: Iterable[str] | str) -> frozenset[str]:
@@ -70,3 +72,39 @@ def missing_scopes(principal: Principal | None, required: Iterable[str]) -> list
     if principal is None:
         return sorted(needed)
     return sorted(needed - principal.scopes)
+
+
+def scopes_of(scopes: Iterable[str] | str | None, tool: str) -> frozenset[str]:
+    """The scopes a tool declares (``@tool(scopes=[...])``; a string splits at spaces), checked.
+
+    Raises:
+        ToolDefinitionError: A scope is not a non-empty string without whitespace.
+    """
+    if scopes is None:
+        return frozenset()
+    listed = (scopes.split() or [scopes]) if isinstance(scopes, str) else list(scopes)
+    for scope in listed:
+        if not isinstance(scope, str) or not scope or scope.split() != [scope]:
+            raise ToolDefinitionError(
+                f"tool {tool!r}: scopes=[...] must hold non-empty scope names without spaces "
+                f"(such as 'repo.read'), got {scope!r}"
+            )
+    return frozenset(listed)
+
+
+def scope_refusal(principal: Principal | None, required: frozenset[str], what: str) -> str | None:
+    """Why ``principal`` may not use ``what`` needing ``required`` scopes, or None if it may."""
+    if not required:
+        return None
+    if principal is None:
+        return (
+            f"{what} needs scopes {', '.join(sorted(required))} and this call has no principal "
+            "(no principal: pass ToolContext(principal=...) or use Toolset.for_principal)"
+        )
+    lacking = sorted(required - principal.scopes)
+    if not lacking:
+        return None
+    return (
+        f"{what} needs scopes the principal {principal.subject!r} was not granted: "
+        f"missing scope {', '.join(lacking)}"
+    )

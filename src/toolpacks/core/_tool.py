@@ -58,6 +58,7 @@ _OPTION_NAMES = frozenset(
         "validate_output",
         "max_abandoned_threads",
         "credentials",
+        "scopes",
     }
 )
 
@@ -207,6 +208,7 @@ def tool(
     strict: bool = ...,
     context: str | bool | None = ...,
     credentials: Iterable[str] = ...,
+    scopes: Iterable[str] = ...,
     **fixed_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -224,7 +226,8 @@ def tool(
             (``"reject"`` or ``"ignore"``), ``strict``, ``context`` (the name of the context
             parameter, when it is not annotated ``ToolContext``; ``True`` for the annotated
             one or ``tool_context``), ``validate_output``, ``credentials`` (the names of the
-            per-user credentials the tool uses: ``ToolContext.credential(name)``); any
+            per-user credentials the tool uses: ``ToolContext.credential(name)``), ``scopes``
+            (scopes the call's principal needs, else the call is refused); any
             other keyword is a fixed argument merged into every invocation (a callable one is
             called at each invocation).
 

@@ -157,8 +157,7 @@ class Host:
         for info in self.packs:
             if info.name == name:
                 return info
-        known = ", ".join(self._state.sources) or "none"
-        raise LookupError(f"no pack named {name!r}; known: {known}")
+        raise LookupError(f"no pack named {name!r}; known: {', '.join(self._state.sources) or '-'}")
 
     def add_pack(
         self, obj: Any, name: str | None = None, *, config: Mapping[str, Any] | None = None
@@ -476,6 +475,7 @@ class Host:
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
         toolset.catalog = offered(loaded, spec.prompts, spec.resources, request.scope)
+        toolset.set_scopes(spec.scopes, spec.tool_scopes, where=request.scope)  # host/identity
         toolset.left_out = dict(request.left_out)  # why each tool of the packs was left out
         from toolpacks.host.credentials._vault import equipped  # asyncio, pluggy: not at import
         return equipped(toolset, self.config.config.credentials, self._pm.hook)  # credentials

@@ -18,6 +18,7 @@ from toolpacks.exceptions import PackError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 from toolpacks.host._call_shapes import normalize_call, renamed_error
 from toolpacks.host._offerings import Offerings
+from toolpacks.host.identity._view import ScopedToolset
 
 if TYPE_CHECKING:
     from toolpacks.core._channel import Channel
@@ -55,7 +56,7 @@ class ToolEntry:
     """Left out of what is sent up front; the model finds it by searching (still callable)."""
 
 
-class Toolset(Offerings):
+class Toolset(Offerings, ScopedToolset):
     """The tools one agent may use: definitions for its model, and safe execution.
 
     Build one with ``Host.toolset(...)`` or directly from tools: ``Toolset([t1, t2])``;
@@ -181,8 +182,6 @@ class Toolset(Offerings):
     def __repr__(self) -> str:
         return f"<Toolset agent={self.agent!r} tools={self.names()!r}>"
 
-    # -- search -----------------------------------------------------------------------------
-
     def search(self, query: str, *, limit: int = 5, mode: str = "bm25") -> list[SearchHit]:
         """The tools that best match ``query``, best first (no pack is imported to search).
 
@@ -202,11 +201,11 @@ class Toolset(Offerings):
         """
         from toolpacks.host.search._index import build_index, run_search
 
+        if self._view_of is not None:  # for_principal: the parent's index, filtered
+            return self._view_search(query, limit, mode)
         if self._search_index is None:
             self._search_index = build_index(self._entries.values())
         return run_search(self._search_index, self._entries, query, limit, mode, self.ranker)
-
-    # -- export -------------------------------------------------------------------------------
 
     def definitions(
         self, format: str = "neutral", *, defer: bool = True, **options: Any
@@ -227,8 +226,6 @@ class Toolset(Offerings):
         from toolpacks.packs.entrypoints._loading import paused_gc  # copies many schemas
 
         return paused_gc(exported)(self.entries(), format, defer and bool(self.deferred), options)
-
-    # -- calls --------------------------------------------------------------------------------
 
     def _context(self, context: ToolContext | None, call_id: str | None) -> ToolContext:
         if context is None:
@@ -275,8 +272,10 @@ class Toolset(Offerings):
         """
         ctx = self._context(context, call_id)
         if self.tracer is not None:  # ``toolpacks.integrations.otel.instrument``
-            return await self.tracer(self, name, ctx, lambda: self._call(name, arguments, ctx))
-        return await self._call(name, arguments, ctx)
+            return await self.tracer(
+                self, name, ctx, lambda: self._checked_call(name, arguments, ctx)
+            )
+        return await self._checked_call(name, arguments, ctx)
 
     async def _call(
         self, name: str, arguments: Mapping[str, Any] | str | bytes | None, ctx: ToolContext

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import EMPTY_HOOKS, call_hook
+from toolpacks.core._principal import scope_refusal
 from toolpacks.core.call._plan import CallPlan, before_first_plan, plan_of
 from toolpacks.core.call._run import (
     Refused,
@@ -133,6 +134,11 @@ async def invoke(
     started = time.time()
     t0 = time.perf_counter()
     call_id = context.call_id if context is not None and context.call_id else next_call_id()
+    if tool.scopes:  # fail closed, before the arguments are even read
+        who = context.principal if context is not None else None
+        why = scope_refusal(who, tool.scopes, f"Tool '{tool.name}'")
+        if why is not None:
+            return error_result("denied", why, tool_name=tool.name, call_id=call_id)
     # parse → check → validate
     prepared = prepare(tool, plan, arguments, context, options, call_id, started)
     if type(prepared) is ToolResult:

@@ -126,6 +126,7 @@ class CallPlan:
             and self.context_param is None
             and not self.unbound
             and not self.secret_params
+            and not tool.scopes
         )
         if sig is not None:
             validator = sig.validator

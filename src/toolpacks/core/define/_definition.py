@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from toolpacks.core._credentials import credentials_of
 from toolpacks.core._hooks import ToolHooks
+from toolpacks.core._principal import scopes_of
 from toolpacks.core.define._docstrings import parse_docstring
 from toolpacks.core.define._hints import unwrap_partial
 from toolpacks.core.define._output import output_of, output_type_of
@@ -147,6 +148,8 @@ class ToolDefinition:
     credentials: tuple[str, ...]
     """The per-user credentials the tool uses (``[credentials.NAME]``), the only ones its
     ``ToolContext.credential`` returns; resolved for each call's principal."""
+    scopes: frozenset[str]
+    """Scopes a call's principal needs (``@tool(scopes=[...])``); empty: none."""
 
     def __init__(
         self,
@@ -176,6 +179,7 @@ class ToolDefinition:
         parameters: Mapping[str, Any] | None = None,
         parent: ToolDefinition | None = None,
         credentials: Iterable[str] = (),
+        scopes: Iterable[str] = (),
     ) -> None:
         fn = fn if fn is not None else func
         if fn is None:
@@ -257,6 +261,7 @@ class ToolDefinition:
         self.timeout = timeout
         self.require_approval = bool(require_approval)
         self.credentials = credentials_of(credentials, self.name)
+        self.scopes = scopes_of(scopes, self.name)
         self.allowed_agents = (
             None
             if allowed_agents is None
@@ -439,6 +444,8 @@ class ToolDefinition:
         for key, value in changes.items():
             if key == "tags" or (key == "allowed_agents" and value is not None):
                 value = frozenset(value)
+            elif key == "scopes":
+                value = scopes_of(value, self.name)
             elif key == "name":
                 value = check_name(value, self.name)
             elif key not in {"description", "title", "instructions", "require_approval", "pack"}:

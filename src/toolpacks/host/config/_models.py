@@ -100,6 +100,9 @@ class AgentConfig(_Strict):
     """``{ env = "VAR" }``: a static bearer token that reaches this agent only over HTTP."""
     scopes: list[str] = Field(default_factory=list)
     """Scopes a principal needs to reach this agent at all (over HTTP: 403 without them)."""
+    tool_scopes: dict[str, list[str]] = Field(default_factory=dict)
+    """``"glob" = ["scope", ...]``: scopes a principal needs for the tools whose exposed or
+    qualified names match, added to their own ``@tool(scopes=...)``."""
     prompts: list[str] | None = None
     """Prompts offered: qualified names (``pack.prompt``) or globs; unset offers every
     prompt of the agent's packs, ``[]`` none."""
