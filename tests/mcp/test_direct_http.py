@@ -31,6 +31,10 @@ def _legacy(method: str, params: dict[str, Any] | None, rid: Any = 1, **headers:
     return body, {"MCP-Protocol-Version": "2025-11-25", **headers}
 
 
+OMIT = "<omit>"
+"""A header value that removes the header (httpx's own ``Accept: */*`` too)."""
+
+
 def _modern(method: str, params: dict[str, Any], rid: Any = 1, **headers: str) -> Any:
     sent = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
     if method == "tools/call":
@@ -110,6 +114,13 @@ REQUESTS = [
         {"MCP-Protocol-Version": "2025-11-25"},
     ),
     ([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], {"MCP-Protocol-Version": "2025-11-25"}),
+    # the Accept header (issue 35): none at all, JSON only, SSE only, wildcards
+    *(
+        request(method, params, **{"Accept": accept})
+        for accept in (OMIT, "", "application/json", "text/event-stream", "*/*", "application/*")
+        for request in (_legacy, _modern)
+        for method, params in (("tools/list", {}), ("tools/call", CALLS[0]))
+    ),
 ]
 
 
@@ -171,6 +182,9 @@ async def _post(app: Any, body: Any, headers: dict[str, str]) -> tuple[int, str,
     sent.update(headers)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        for name in [k for k, v in sent.items() if v == OMIT]:
+            del sent[name]
+            client.headers.pop(name, None)
         answer = await client.post("/mcp", content=json.dumps(body), headers=sent)
     kind = answer.headers.get("content-type", "")
     try:
@@ -226,3 +240,58 @@ def test_plain_stateless_requests_never_reach_the_sdk(app: Any) -> None:
     assert [a[0] for a in answers] == [200, 200, 200, 200, 400]
     assert answers[1][2]["result"]["structuredContent"] == {"result": 3}
     assert answers[3][2]["result"]["resultType"] == "complete"
+
+
+RAW_BODIES = [b"", b"{not json", b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "tools/list"}']
+"""Bodies toolpacks answers itself, never handing them to the SDK (issue 35)."""
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Accept": OMIT},
+        {"Accept": "text/html"},
+        {"Accept": "text/event-stream"},
+        {"Content-Type": "text/plain"},
+        {"Content-Type": OMIT},
+    ],
+)
+def test_bodies_answered_without_the_sdk_check_accept_and_content_type_first(
+    app: Any, headers: dict[str, str]
+) -> None:
+    """A bad body with a bad ``Accept`` or ``Content-Type`` gets the SDK's 406 or 415.
+
+    The SDK checks those headers before it reads a body, so its answer to a valid request
+    with the same headers is the answer: the direct route must not answer "as if accepted".
+    """
+    valid = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    endpoint = _endpoint(app)
+
+    async def main() -> tuple[Any, list[Any]]:
+        async with app.router.lifespan_context(app):
+            endpoint.direct = None
+            sdk = await _post(app, valid, {"MCP-Protocol-Version": "2025-11-25", **headers})
+            ours = [
+                await _post_raw(app, raw, {"MCP-Protocol-Version": "2025-11-25", **headers})
+                for raw in RAW_BODIES
+            ]
+        return sdk, ours
+
+    sdk, ours = asyncio.run(asyncio.wait_for(main(), 60))
+    assert sdk[0] in (400, 406, 415), sdk
+    assert all(answer == sdk for answer in ours), (sdk, ours)
+
+
+async def _post_raw(app: Any, body: bytes, headers: dict[str, str]) -> tuple[int, str, Any]:
+    sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    sent.update(headers)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        for name in [k for k, v in sent.items() if v == OMIT]:
+            del sent[name]
+            client.headers.pop(name, None)
+        answer = await client.post("/mcp", content=body, headers=sent)
+    try:
+        return answer.status_code, answer.headers.get("content-type", ""), json.loads(answer.text)
+    except ValueError:
+        return answer.status_code, answer.headers.get("content-type", ""), answer.text

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.mcp.http import _connect as connect
-from toolpacks.mcp.http._guard import Guard, Refusal
+from toolpacks.mcp.http._guard import Guard, Refusal, media_answer
 from toolpacks.mcp.http._metrics import CallMetrics, observed
 from toolpacks.mcp.http._sessions import sessions_for
 from toolpacks.mcp.http._stream import StreamChooser, unless_gone
@@ -272,7 +272,8 @@ class _Agent:
         status = 200
         if "error" in message:
             status = ERROR_CODE_HTTP_STATUS.get(message["error"]["code"], 200)
-        await _json_response(status, message)(scope, receive, send)
+        refused = media_answer(scope["headers"])  # the SDK checks these before the body
+        await (refused or _json_response(status, message))(scope, receive, send)
         return True
 
 

@@ -17,8 +17,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.responses import Response
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -27,6 +32,7 @@ __all__ = [
     "Refusal",
     "check_token",
     "is_loopback",
+    "media_answer",
 ]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -162,3 +168,36 @@ class Guard:
                 (("WWW-Authenticate", 'Bearer realm="toolpacks", error="invalid_token"'),),
             )
         return None
+
+
+
+def media_answer(headers: Sequence[tuple[bytes, bytes]]) -> Response | None:
+    """The SDK road's answer to a POST whose ``Content-Type`` or ``Accept`` it refuses, or None.
+
+    The SDK checks these before it reads the body: a ``Content-Type`` that does not start with
+    ``application/json`` gets a plain 400 (its transport security), then an ``Accept`` that
+    does not admit ``application/json`` (a missing header included) a 406, then a type that is
+    not exactly ``application/json`` a 415. A body toolpacks answers without the SDK (one that
+    is not JSON or repeats a key) gets the same answer.
+    """
+    from starlette.responses import Response
+
+    accept = content_type = ""
+    for key, value in headers:
+        if key == b"accept":
+            accept = value.decode("latin-1")
+        elif key == b"content-type":
+            content_type = value.decode("latin-1")
+    if not content_type.lower().startswith("application/json"):
+        return Response("Invalid Content-Type header", status_code=400)
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    if kinds.isdisjoint({"application/json", "application/*", "*/*"}):
+        message = "Not Acceptable: Client must accept application/json"
+        status = 406
+    elif all(part.strip() != "application/json" for part in content_type.split(";")[0].split(",")):
+        message = "Unsupported Media Type: Content-Type must be application/json"
+        status = 415
+    else:
+        return None
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    return Response(json.dumps(body), status_code=status, media_type="application/json")
