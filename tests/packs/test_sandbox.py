@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from toolpacks.packs.sandbox import UNAVAILABLE_ENV, abi, checked_grant
+from toolpacks.packs.sandbox import UNAVAILABLE_ENV, checked_grant
+from toolpacks.packs.sandbox._landlock import abi
 
 pytestmark = [
     pytest.mark.slow,

@@ -137,6 +137,24 @@ class McpServerConfig(_Strict):
     tags: list[str] = Field(default_factory=list)
     """Tags given to every tool of the server."""
 
+    sandbox: bool = False
+    """``true``: a ``command`` server runs sandboxed like an isolated pack (Landlock: it reads
+    only its program, Python, system files and ``read``; writes only ``write``), and refuses
+    to start where the system offers no sandbox."""
+    read: list[str] = Field(default_factory=list)
+    """With ``sandbox``: absolute paths the server may read beneath."""
+    write: list[str] = Field(default_factory=list)
+    """With ``sandbox``: absolute paths the server may write beneath."""
+    network: bool = True
+    """With ``sandbox``: ``false`` refuses the server's TCP connect and bind."""
+
+    @field_validator("read", "write")
+    @classmethod
+    def _grants(cls, value: list[str], info: Any) -> list[str]:
+        from toolpacks.packs.sandbox import checked_grant
+
+        return [checked_grant(entry, info.field_name) for entry in value]
+
     @model_validator(mode="after")
     def _check_transport(self) -> McpServerConfig:
         from toolpacks.packs.mcp._spec import transport_problem

@@ -172,7 +172,7 @@ def _server_spec(
     name: str, cfg: McpServerSettings, base_dir: Path, environ: Mapping[str, str]
 ) -> tuple[ServerSpec, list[str]]:
     """The resolved ``ServerSpec``, and non-fatal problems (unset variables, plain HTTP)."""
-    from toolpacks.packs.mcp._spec import server_environment
+    from toolpacks.packs.mcp._spec import sandbox_rules, server_environment
 
     where = f"mcp_servers.{name}"
     problems: list[str] = []
@@ -205,6 +205,7 @@ def _server_spec(
         timeout=cfg.timeout,
         max_message_bytes=cfg.max_message_bytes,
         base_dir=base_dir,
+        sandbox=sandbox_rules(cfg),
     )
     return spec, problems
 

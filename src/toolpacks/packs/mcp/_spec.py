@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,8 @@ class ServerSpec:
     base_dir: Path | None = None
     """The configuration's directory (resolved): relative paths in ``command``, ``args`` and
     ``cwd`` mean files there, and a server without ``cwd`` starts there (None: inherit)."""
+    sandbox: str | None = None
+    """The sandbox's rules (``toolpacks.packs.sandbox.Rules`` as JSON), or None."""
 
     def __post_init__(self) -> None:
         if self.base_dir is not None:
@@ -253,7 +256,28 @@ def launch(spec: ServerSpec) -> tuple[str, list[str], dict[str, str], Path | Non
     env = dict(spec.env)
     if _python_without_script(spec.command or "", spec.args) and "PYTHONSAFEPATH" not in env:
         env["PYTHONSAFEPATH"] = "1"
+    if spec.sandbox:  # through the sandbox's launcher; the files it names stay readable
+        from toolpacks.packs.sandbox import Rules
+
+        rules = Rules.loads(spec.sandbox)
+        rules.read += [a for a in args if os.path.isabs(a) and os.path.isfile(a)]
+        wrap = ["-P", "-m", "toolpacks.packs.sandbox._exec", "--rules", rules.dumps()]
+        wrap += ["--", command]
+        args, command = [*wrap, *args], sys.executable
     return command, args, env, where
+
+
+def sandbox_rules(cfg: object) -> str | None:
+    """The sandbox's rules (JSON) of a server table with ``sandbox = true``, else None."""
+    if not getattr(cfg, "sandbox", False):
+        return None
+    from toolpacks.packs.sandbox import Rules, available
+
+    network = bool(getattr(cfg, "network", True))
+    read, write = list(getattr(cfg, "read", ())), list(getattr(cfg, "write", ()))
+    rules = Rules(read=read, write=write, network=network, mode="required")
+    rules.unavailable = available(network)
+    return rules.dumps()
 
 
 def _where(spec: ServerSpec) -> Path | None:

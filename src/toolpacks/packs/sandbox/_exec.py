@@ -54,8 +54,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit("usage: python -m toolpacks.packs.sandbox._exec --rules JSON -- CMD")
     rules, command = Rules.loads(words[1]), words[3:]
     program = shutil.which(command[0]) or command[0]
-    folder = os.path.dirname(os.path.realpath(program))
-    problem = sandbox_self(rules, [folder, os.path.realpath(program)])
+    folders = [os.path.dirname(os.path.realpath(program))]
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(program)))
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):  # a virtual environment's program
+        folders.append(venv)
+    problem = sandbox_self(rules, [*folders, os.path.realpath(program)])
     if problem:
         print(f"toolpacks sandbox: {problem}", file=sys.stderr)
     os.execv(program, command)

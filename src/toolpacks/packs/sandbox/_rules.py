@@ -82,7 +82,8 @@ class Rules:
 def _python_paths() -> list[str]:
     """This interpreter's installation, environment and import path (real paths)."""
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    found |= {entry for entry in sys.path if entry and os.path.isabs(entry)}
+    here = os.getcwd()  # never the working directory ``python -m`` puts first on the path
+    found |= {entry for entry in sys.path if entry and os.path.isabs(entry) and entry != here}
     found.add(os.path.dirname(sys.executable))
     return sorted({os.path.realpath(p) for p in found if os.path.exists(p)})
 
