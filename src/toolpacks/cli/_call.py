@@ -160,6 +160,7 @@ def _stdio_options(args: argparse.Namespace, agents: list[str]) -> None:
             "serve several agents over HTTP (--http PORT), or start one `toolpacks serve` each",
         )
     http_only = (args.header_timeout, args.body_timeout, args.max_connections, args.token_env)
+    http_only += (args.max_connections_per_client,)
     if args.workers != 1 or any(option is not None for option in http_only):
         raise CliError(
             "--workers, --token-env, --header-timeout, --body-timeout and --max-connections "
@@ -173,6 +174,7 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         "header_timeout": args.header_timeout,
         "body_timeout": args.body_timeout,
         "max_connections": args.max_connections,
+        "max_connections_per_client": args.max_connections_per_client,
     }
     for name, value in given.items():
         if value is not None and value <= 0:

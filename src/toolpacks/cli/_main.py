@@ -131,6 +131,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-connections", type=int, metavar="N", help="with --http: connections per worker"
     )
+    p.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        metavar="N",
+        help="with --http: connections per worker from one client address (default: 9/10 of"
+        " --max-connections)",
+    )
     p.add_argument("--pack", help="serve this one installed pack over stdio (an isolated child)")
     p.add_argument("--settings", help="with --pack: a JSON file of the pack's settings")
     p.add_argument("--manifest", help="with --pack: write the pack's manifest to this file")

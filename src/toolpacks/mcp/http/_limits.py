@@ -10,7 +10,11 @@ connection, and its file descriptor, for ever. A thousand of them exhaust the us
   ``header_timeout`` seconds of the connection (or of the previous response), or whose body
   is not all in within ``body_timeout`` seconds of its headers;
 - it answers ``503`` and closes at once a connection beyond the cap (``max_connections``,
-  lowered to fit the process's open-file limit, so ``accept()`` never runs out);
+  lowered to fit the process's open-file limit, so ``accept()`` never runs out), and one
+  beyond the cap of its client address (``max_connections_per_client``, by default nine
+  tenths of the cap), so one address holding half-open connections cannot take every
+  connection of a worker (a reverse proxy in front is one address: raise it, or set it to
+  the cap, there);
 - asyncio accepts at most ``ACCEPT_BATCH`` connections per loop turn (not uvicorn's 2,048),
   so the connections accepted and not yet counted stay few;
 - a keep-alive connection is answered ``Connection: close`` on its ``max_requests``-th request
@@ -37,6 +41,7 @@ __all__ = [
     "HttpLimits",
     "RateLimit",
     "connection_cap",
+    "per_client_cap",
     "protocol_class",
     "quiet_logs",
 ]
@@ -74,14 +79,24 @@ class HttpLimits:
     """The largest request head (request line and headers) read before answering 400."""
     max_requests: int = MAX_REQUESTS
     """Requests a keep-alive connection serves; the last is answered ``Connection: close``."""
+    max_connections_per_client: int | None = None
+    """Open connections per worker from one client address; more are answered 503. None:
+    nine tenths of the worker's cap (at least 1), so one address never holds them all."""
 
     def __post_init__(self) -> None:
         for name in ("header_timeout", "body_timeout", "keep_alive"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
-        for name in ("max_connections", "max_header_bytes", "max_requests"):
+        for name in (
+            "max_connections",
+            "max_header_bytes",
+            "max_requests",
+            "max_connections_per_client",
+        ):
             value = getattr(self, name)
+            if name == "max_connections_per_client" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number, 1 or more, not {value!r}")
 
@@ -119,6 +134,14 @@ def _open_files() -> int:
     return 0  # pragma: no cover
 
 
+def per_client_cap(limits: HttpLimits, cap: int) -> int:
+    """Connections one client address may hold open in a worker whose cap is ``cap``."""
+    wanted = limits.max_connections_per_client
+    if wanted is None:
+        wanted = cap - cap // 10
+    return max(1, min(wanted, cap))
+
+
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
     b"content-type: text/plain; charset=utf-8\r\n"
@@ -137,11 +160,15 @@ def protocol_class(
     Args:
         limits: The timeouts.
         cap: Open connections allowed (see ``connection_cap``); beyond it: 503 and close.
-        on_refused: Called with ``"busy"``, ``"header_timeout"`` or ``"body_timeout"`` for
-            each connection closed for that reason (the metrics count them).
+        on_refused: Called with ``"busy"``, ``"busy_client"``, ``"header_timeout"`` or
+            ``"body_timeout"`` for each connection closed for that reason (the metrics count
+            them).
     """
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    per_client = per_client_cap(limits, cap)
+    by_client: dict[str, int] = {}  # open connections per client address, in this worker
 
     class LimitedH11Protocol(H11Protocol):
         """Closes connections that are too many or too slow to send their request."""
@@ -150,6 +177,7 @@ def protocol_class(
         _phase: tuple[object, object] | None = None
         _served: int = 0
         _counted: object = None
+        _address: str | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -161,11 +189,31 @@ def protocol_class(
                     "answering 503",
                     cap,
                 )
-                transport.write(_BUSY)
-                self.conn.send(h11.ConnectionClosed())
-                transport.close()
+                self._refuse(transport)
                 return
+            peer = transport.get_extra_info("peername")
+            address = peer[0] if isinstance(peer, tuple) and peer else None
+            if isinstance(address, str):
+                held = by_client.get(address, 0)
+                if held >= per_client:
+                    on_refused("busy_client")
+                    quiet_log(
+                        logging.WARNING,
+                        "toolpacks serve: %s holds %s connections, the most one client "
+                        "address may (--max-connections-per-client); answering 503",
+                        address,
+                        per_client,
+                    )
+                    self._refuse(transport)
+                    return
+                by_client[address] = held + 1
+                self._address = address
             self._watch()
+
+        def _refuse(self, transport: asyncio.Transport) -> None:
+            transport.write(_BUSY)
+            self.conn.send(h11.ConnectionClosed())
+            transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -193,6 +241,13 @@ def protocol_class(
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._cancel()
+            address, self._address = self._address, None
+            if address is not None:
+                left = by_client.get(address, 1) - 1
+                if left > 0:
+                    by_client[address] = left
+                else:
+                    by_client.pop(address, None)
             super().connection_lost(exc)
 
         def _watch(self) -> None:

@@ -102,6 +102,7 @@ def serve_http(
     header_timeout: float = HEADER_TIMEOUT,
     body_timeout: float = BODY_TIMEOUT,
     max_connections: int = MAX_CONNECTIONS,
+    max_connections_per_client: int | None = None,
 ) -> int:
     """Serve the agents of ``config`` over MCP streamable HTTP until SIGTERM or SIGINT.
 
@@ -127,6 +128,8 @@ def serve_http(
         body_timeout: Seconds a client has to send a request's body once its headers are in.
         max_connections: Open connections per worker; more are answered 503 at once. Lowered
             to fit the open-file limit (``ulimit -n``), with a warning.
+        max_connections_per_client: Open connections per worker from one client address;
+            more are answered 503 at once (None: nine tenths of ``max_connections``).
 
     Returns:
         The exit status: 0 after a clean stop; ``STUCK_EXIT_CODE`` (3) when calls were
@@ -161,6 +164,7 @@ def serve_http(
             header_timeout=header_timeout,
             body_timeout=body_timeout,
             max_connections=max_connections,
+            max_connections_per_client=max_connections_per_client,
         ),
     )
     from toolpacks.host._host import Host as HostClass
