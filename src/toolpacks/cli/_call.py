@@ -123,6 +123,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """
     if args.http is not None and not mcp_available():
         raise CliError(MCP_MISSING)
+    if args.http is not None and (args.principal is not None or args.scope):
+        raise CliError(
+            "--principal and --scope apply to stdio only",
+            "over HTTP each request's principal comes from its token ([auth] or agent tokens)",
+        )
     if args.pack is not None:
         from toolpacks.cli._install import serve_pack
 
@@ -144,12 +149,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
     agent = agents[0] if agents else None
     try:
         with toolset_errors(agent, "serve"):
-            serve_agent(args.config, agent, expose_errors=args.expose_errors)
+            serve_agent(
+                args.config, agent, expose_errors=args.expose_errors, principal=_principal(args)
+            )
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "anyio"):
             raise
         raise CliError(f"{MCP_MISSING} (cannot import {exc.name})") from exc
     return 0
+
+
+def _principal(args: argparse.Namespace) -> Any:
+    """``--principal SUBJECT [--scope S ...]`` as a Principal (None without ``--principal``)."""
+    from toolpacks.core._principal import Principal
+
+    scopes: list[str] = args.scope or []
+    if args.principal is None:
+        if scopes:
+            raise CliError("--scope needs --principal", "toolpacks serve --principal alice ...")
+        return None
+    if not args.principal.strip() or any(not s.strip() or len(s.split()) != 1 for s in scopes):
+        raise CliError("--principal and each --scope must be non-empty words without spaces")
+    return Principal(args.principal, scopes=frozenset(scopes))
 
 
 def _stdio_options(args: argparse.Namespace, agents: list[str]) -> None:

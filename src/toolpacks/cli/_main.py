@@ -113,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--agent", action="append", help="the agent to serve (repeat with --http)")
     p.add_argument("--expose-errors", action="store_true", help="send exception text to clients")
+    p.add_argument("--principal", metavar="SUBJECT", help="over stdio: who the client acts for")
+    p.add_argument("--scope", action="append", help="with --principal: a scope it was granted")
     p.add_argument(
         "--http", metavar="[HOST:]PORT", help="serve MCP streamable HTTP (default host 127.0.0.1)"
     )

@@ -212,6 +212,8 @@ class ToolAnswers:
         if name == self.meta:
             return await self.found.search(notify, self.toolset, arguments)
         if name not in self.names:
+            if self.toolset.hides(name):  # for_principal: the toolset refuses it, audited
+                return self.render(name, await self.toolset.call(name, arguments or {}))
             raise UnknownTool(self.unknown(name))
         entry = self.toolset.entry(name)
         if entry.require_approval and self.toolset.approver.handler is None:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import ServerRequestContext
 
+    from toolpacks.core._principal import Principal
     from toolpacks.mcp._stdio import ServeOutcome
 
 __all__ = ["build_server", "serve", "serve_agent", "serve_stdio"]
@@ -201,8 +202,13 @@ def serve_agent(
     *,
     expose_errors: bool = False,
     approval: ApprovalHandler | None = None,
+    principal: Principal | None = None,
 ) -> None:
     """Build ``Host(config).toolset(agent)`` and serve it over stdio (``toolpacks serve``).
+
+    The client acts for ``principal`` (``--principal``): it sees and may call only the tools
+    that principal's scopes reach, and every call carries it. Without one, tools needing a
+    scope are neither listed nor callable (``Toolset.for_principal(None)``).
 
     Error details are exposed when ``expose_errors`` is set or the configuration's
     ``[settings] expose_errors`` is true. MCP servers the host started are stopped on exit.
@@ -216,7 +222,7 @@ def serve_agent(
     from toolpacks.host._host import Host
 
     with Host(config, approval=approval) as host:
-        toolset = host.toolset(agent)
+        toolset = host.toolset(agent).for_principal(principal)
         expose = expose_errors or host.config.config.settings.expose_errors
         name = f"toolpacks:{agent}" if agent else "toolpacks"
         outcome = _serve_blocking(toolset, expose, None, name)

@@ -101,6 +101,17 @@ class ScopedToolset:
         view.principal = principal
         return view
 
+    def hides(self, name: str) -> bool:
+        """Whether ``name`` is a tool of the parent toolset this principal's view leaves out.
+
+        A server answers a call of such a tool with the toolset's refusal (naming the missing
+        scopes) rather than as an unknown tool.
+        """
+        parent = self._view_of
+        if parent is None or name in _entries(self):
+            return False
+        return name in parent._entries or name in parent._by_qualified
+
     def _view_search(self, query: str, limit: int, mode: str) -> list[SearchHit]:
         """Search of a view: the parent's index, keeping hits the principal may call."""
         parent = self._view_of
