@@ -48,7 +48,7 @@ class ArgumentLimits:
     max_bytes: int = 1024 * 1024
     """The largest arguments accepted, in UTF-8 bytes of their JSON text (default 1 MiB).
 
-    For parsed values the size is estimated from their strings and the number of items."""
+    For parsed values the size is estimated from their strings, numbers and items."""
     max_depth: int = 64
     """The deepest nesting of arrays and objects accepted (default 64)."""
     max_int_digits: int = 100
@@ -201,11 +201,15 @@ def _scan(value: Any, limits: ArgumentLimits) -> int | str:
                 elif kind is int:
                     if not low < item < high:
                         return "integer"
+                    size += len(str(item))  # numbers count as their JSON text
                 elif kind is float:
                     if item - item != 0.0:  # inf - inf and nan - nan are nan
                         return "float"
+                    size += len(repr(item))
                 elif kind is dict or kind is list or kind is tuple:
                     below.append(item)
+                elif kind is bool or item is None:
+                    size += 4 if item is not False else 5  # true, null, false
         if size > budget:
             return "size"
         level = below

@@ -45,6 +45,10 @@ _BOUNDS = ((1000, 256), (1000, 64), (256, 64), (256, 16), (100, 16), (100, 4))
 """The (text, items) length bounds tried in turn, largest first, until the schema fits."""
 
 
+_FLOAT_TEXT = 24
+"""The longest JSON text of a finite float (``-2.2250738585072014e-308``)."""
+
+
 class _Open(Exception):
     """Part of the schema cannot be bounded: the tool keeps the Python checks."""
 
@@ -86,20 +90,20 @@ class _Compiler:
         made = {**schema, "strict": True}
         made["lt"] = min(schema.get("lt", top), top)
         made["gt"] = max(schema.get("gt", -top), -top)
-        return made, 0, 0
+        return made, self.limits.max_int_digits + 1, 0  # its JSON text: digits and a sign
 
     def float_node(self, schema: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
         top = float(10**self.limits.max_int_digits)  # an integer past it rounds to >= top
         made = {**schema, "strict": True, "allow_inf_nan": False}
         made["lt"] = min(schema.get("lt", top), top)
         made["gt"] = max(schema.get("gt", -top), -top)
-        return made, 0, 0
+        return made, _FLOAT_TEXT, 0
 
     def bool_node(self, schema: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
-        return {**schema, "strict": True}, 0, 0
+        return {**schema, "strict": True}, 5, 0
 
     def none_node(self, schema: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
-        return schema, 0, 0
+        return schema, 4, 0
 
     def choices_node(self, schema: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
         """A literal or an enum: its values' kinds checked first, when a number is one."""
