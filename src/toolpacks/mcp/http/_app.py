@@ -194,7 +194,7 @@ class _Agent:
         from toolpacks.mcp._wire import parse_body
 
         value = parse_body(body)
-        route = self.direct if self.views is None else self.views.direct_for(principal)
+        route = self.direct if self.views is None else self.views.direct_for(principal, value)
         if value is None or route is None:
             return False
         version = route.route(scope["headers"], value)

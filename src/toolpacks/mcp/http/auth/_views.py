@@ -2,8 +2,12 @@
 
 The HTTP app answers every request with the toolset of the request's principal
 (``Toolset.for_principal``), on the direct route and on the SDK road alike: a tool the
-principal lacks scopes for is neither listed nor callable, and the principal travels into
-each call's ``ToolContext``. Views are kept per principal (the most recent 256), so a client
+principal lacks scopes for is not listed, and the principal travels into each call's
+``ToolContext``. A call of a tool the agent has goes to the agent's own answers with the
+principal in its context, so a tool the principal may not call is refused by the toolset's
+scope check with an error result naming the missing scope (not reported unknown); a name
+the agent does not have is answered by the view, whose message lists only what the
+principal may call. Views are kept per principal (the most recent 256), so a client
 making many requests pays for its view once.
 """
 
@@ -79,9 +83,11 @@ class PrincipalViews:
         """The answers for ``principal`` (the agent's own without one)."""
         return self.base if principal is None else self._view(principal)[0]
 
-    def direct_for(self, principal: Principal | None) -> DirectRoute | None:
-        """The direct route for ``principal`` (the agent's own without one)."""
-        return self.direct if principal is None else self._view(principal)[1]
+    def direct_for(self, principal: Principal | None, value: Any = None) -> DirectRoute | None:
+        """The direct route for ``principal``'s request ``value`` (parsed JSON-RPC)."""
+        if principal is None or _calls_known(value, self.base.names):
+            return self.direct
+        return self._view(principal)[1]
 
     async def list_tools(
         self, ctx: Any, params: mcp_types.PaginatedRequestParams | None
@@ -95,7 +101,16 @@ class PrincipalViews:
         """The SDK's ``tools/call`` handler, for the request's principal (in its context)."""
         principal = request_principal(ctx)
         reset = SERVED_PRINCIPAL.set(principal)
+        known = params.name in self.base.names
         try:
-            return await self.handlers_for(principal).call_tool(ctx, params)
+            return await self.handlers_for(None if known else principal).call_tool(ctx, params)
         finally:
             SERVED_PRINCIPAL.reset(reset)
+
+
+def _calls_known(value: Any, names: frozenset[str]) -> bool:
+    """Whether ``value`` is a ``tools/call`` of a tool the agent has."""
+    if type(value) is not dict or value.get("method") != "tools/call":
+        return False
+    params = value.get("params")
+    return type(params) is dict and params.get("name") in names
