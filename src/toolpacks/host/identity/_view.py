@@ -89,8 +89,13 @@ class ScopedToolset:
             elif not table.tools:
                 entries = parent._entries
             else:
-                entries = {n: e for n, e in parent._entries.items() if table.allows(n, granted)}
-            by_qualified = {e.qualified: e for e in entries.values()}
+                needs, ok = table.tools.get, granted.issuperset
+                entries = {n: e for n, e in parent._entries.items() if ok(needs(n, ()))}
+            by_qualified = (
+                parent._by_qualified
+                if entries is parent._entries
+                else {e.qualified: e for e in entries.values()}
+            )
             kept = (entries, by_qualified)
             if len(views) >= _VIEWS_KEPT:
                 views.pop(next(iter(views)))
