@@ -63,13 +63,20 @@ def as_tools(toolset: Toolset) -> list[Any]:
         toolset: The toolset (``Host.toolset(...)`` or ``Toolset([...])``).
 
     Returns:
-        One ``strands.types.tools.AgentTool`` per tool, for ``Agent(tools=[...])``.
+        One ``strands.types.tools.AgentTool`` per tool, for ``Agent(tools=[...])``. strands
+        sends every tool it is given, so deferred tools are among them (callable by name),
+        and a toolset with deferred tools adds ``search_tools``, whose result carries the
+        found tools' definitions.
 
     Raises:
         ImportError: strands-agents is not installed (``pip install 'toolpacks[strands]'``).
     """
     cls = _tool_class()
-    return [cls(toolset, definition) for definition in toolset.definitions("neutral", defer=False)]
+    made = [cls(toolset, definition) for definition in toolset.definitions("neutral", defer=False)]
+    from toolpacks.integrations._search import search_toolset
+
+    searching = search_toolset(toolset)  # deferred tools: a search_tools tool finds them
+    return made if searching is None else [*made, *as_tools(searching)]
 
 
 def approval_hooks(toolset: Toolset) -> ApprovalHooks:
