@@ -99,6 +99,7 @@ def tool_record(qualified: str, tool: Tool) -> dict[str, Any]:
         "require_approval": tool.require_approval,
         "allowed_agents": None if agents is None else sorted(agents),
         "extra_args": tool.extra_args,
+        "credentials": list(tool.credentials),
     }
 
 
@@ -138,6 +139,7 @@ class ManifestTool(Tool):
             require_approval=record["require_approval"],
             allowed_agents=None if agents is None else frozenset(agents),
             extra_args=record["extra_args"],
+            credentials=tuple(record.get("credentials", ())),
             lock=None,
             hooks=ToolHooks(),
             fixed_kwargs={},
