@@ -294,3 +294,36 @@ def test_sessions_and_daemons_end_when_the_host_is_sigkilled(
         if host.poll() is None:
             host.kill()
             host.wait(30)
+
+
+def test_doctor_says_whether_sandbox_tree_kill_and_network_rule_are_in_force(
+    probe: dict[str, Any], tmp_path: Path
+) -> None:
+    config = tmp_path / "doctor.toml"
+    site = str(probe["site"].root)  # the host and its child find the pack through PYTHONPATH
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLPACKS_SANDBOX")}
+    env["PYTHONPATH"] = site
+
+    def doctor(keys: str, **more: str) -> str:
+        table = f"{{ env = {{ PYTHONPATH = {site!r} }}, read = [{site!r}], {keys} }}"
+        config.write_text(f"[packs.probe]\nisolate = {table}\n")
+        out = subprocess.run(
+            [sys.executable, "-m", "toolpacks", "--config", str(config), "doctor"],
+            capture_output=True,
+            text=True,
+            env={**env, **more},
+            cwd=tmp_path,
+            timeout=120,
+        )
+        out = out.stdout + out.stderr
+        return next((line for line in out.splitlines() if "probe: sandbox:" in line), out)
+
+    shown = doctor("network = false")
+    assert "sandbox: in force (Landlock ABI" in shown
+    assert "network: TCP connect/bind refused" in shown
+    assert "process-tree kill: in force" in shown
+    assert "network: allowed" in doctor("network = true")
+    assert "sandbox: off" in doctor('sandbox = "off"')
+    off = {UNAVAILABLE_ENV: "1"}
+    assert "runs WITHOUT a sandbox" in doctor("network = true", **off)
+    assert "refuses to start" in doctor('sandbox = "required"', **off)

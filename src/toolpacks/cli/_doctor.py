@@ -175,6 +175,7 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
                 from toolpacks.packs.isolated._pack import isolation_report
 
                 report.add("info", f"pack {info.name}", isolation_report(loaded) or "isolated")
+                _sandbox_report(report, info.name, loaded)
         if info.import_seconds is not None:
             report.import_seconds[info.name] = info.import_seconds
             if info.import_seconds > slow:
@@ -294,3 +295,14 @@ def run_doctor(args: argparse.Namespace) -> int:
         else ("ok (with warnings)" if report.ok else "problems found")
     )
     return 0 if report.ok else 1
+
+
+def _sandbox_report(report: Any, name: str, loaded: Any) -> None:
+    """Whether an isolated pack's sandbox, process-tree kill and network rule are in force."""
+    from toolpacks.packs.sandbox import report as sandbox_report
+
+    source = getattr(getattr(loaded.closer, "__self__", None), "source", None)
+    limits = getattr(source, "limits", None)
+    if limits is not None:
+        level, line = sandbox_report(limits.sandbox, limits.network)
+        report.add(level, f"pack {name}", line)
