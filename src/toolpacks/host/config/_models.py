@@ -136,7 +136,6 @@ class McpServerConfig(_Strict):
     (16 MiB); a call answered with a longer one fails with an error naming this cap."""
     tags: list[str] = Field(default_factory=list)
     """Tags given to every tool of the server."""
-
     sandbox: bool = False
     """``true``: a ``command`` server runs sandboxed like an isolated pack (Landlock: it reads
     only its program, Python, system files and ``read``; writes only ``write``), and refuses
