@@ -36,15 +36,10 @@ from toolpacks.core._tool import Tool
 from toolpacks.exceptions import PackError, ToolError
 from toolpacks.packs._record import LoadedPack, PackInfo
 from toolpacks.packs._statefiles import cache_dir
-from toolpacks.packs.isolated._child import (
-    Runtime,
-    child_command,
-    child_environment,
-    cpu_seconds,
-    kill,
-)
+from toolpacks.packs.isolated._child import Runtime, child_command, child_environment, kill
 from toolpacks.packs.isolated._manifest import Manifest, ToolRecord, manifest_key, read_manifest
 from toolpacks.packs.isolated._settings import IsolationLimits
+from toolpacks.packs.isolated._supervise import await_restart, watched
 from toolpacks.packs.mcp._approval import AskApproval, CallTag
 from toolpacks.packs.mcp._client import _call_remote, _definition, _Mount
 from toolpacks.packs.mcp._connection import McpConnection, ServerGoneError, restart_delay
@@ -69,8 +64,6 @@ _UNTYPED = inspect.Signature(
 )
 _KILL_NOTICED = 10.0
 """Seconds a call waits for the connection to notice a child the host killed."""
-_CPU_POLL = 0.2
-"""Seconds between two looks at a child's CPU time during a call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,11 +298,15 @@ class IsolatedMount(_Mount):
             self.start_failures = 0
             self.retry_at = None
 
-    async def started(self) -> McpConnection:
+    async def started(self, budget: float) -> McpConnection:
         """The connection, the child started first if it is not yet.
 
+        A call made while a crashed child waits for its restart (the backoff) waits for it
+        when it is due within ``budget`` seconds (the call's own timeout).
+
         Raises:
-            ToolError: The child could not be started (the reason, and when it is retried).
+            ToolError: The child could not be started (the reason, and when it is retried),
+                or its restart is due later than ``budget``.
         """
         if not self.up:
             try:
@@ -318,6 +315,7 @@ class IsolatedMount(_Mount):
                 raise ToolError(str(exc)) from None
         if self.killed:
             await self._after_kill()
+        await await_restart(self.info.name, self.connection, budget)
         return self.connection
 
     async def _after_kill(self) -> None:
@@ -387,12 +385,12 @@ class _IsolatedCall:
         context = arguments.pop(_CONTEXT, None)
         mount = self.mount
         pack = mount.info.name
-        connection = await mount.started()
+        connection = await mount.started(self.record.timeout or mount.limits.timeout)
         tag = CallTag(pack, self.remote_name, f"{pack}.{self.remote_name}", arguments, context)
         remote = _call_remote(connection, cast(Any, self), arguments, tag)
         call = asyncio.ensure_future(remote)
         try:
-            result = await _watched(call, mount)
+            result = await watched(call, mount)
         except asyncio.CancelledError:
             if not call.done():
                 call.cancel()
@@ -409,30 +407,6 @@ class _IsolatedCall:
         if wraps_output(schema) and isinstance(value, dict) and set(value) == {"result"}:
             return value["result"]
         return value
-
-
-async def _watched(
-    call: asyncio.Future[mcp_types.CallToolResult], mount: IsolatedMount
-) -> mcp_types.CallToolResult:
-    """``call``'s result; the child is killed when the call uses more than its CPU seconds."""
-    pid = mount.runtime.pid()
-    start = cpu_seconds(pid) if pid is not None else None
-    if pid is None or start is None:
-        return await call
-    allowed = mount.limits.cpu_seconds
-    while True:
-        done, _ = await asyncio.wait({call}, timeout=_CPU_POLL)
-        if done:
-            return call.result()
-        used = cpu_seconds(pid)
-        if used is not None and used - start > allowed:
-            call.cancel()
-            mount.stop_child(f"a call used more than {allowed:g} CPU seconds")
-            raise ToolError(
-                f"isolated pack '{mount.info.name}': the call used more than its limit of "
-                f"{allowed:g} CPU seconds, so its process was stopped; it starts again at "
-                "the next call"
-            )
 
 
 def _isolated_tool(mount: IsolatedMount, remote: mcp_types.Tool, record: ToolRecord) -> Tool:
