@@ -43,12 +43,12 @@ def test_each_refusal_is_one_audit_record_without_the_token(
     config = AuthConfig.model_validate({"issuer": issuer.url, "audience": AUDIENCE})
     auth = Authenticator(config, StaticTokens(None, {"b": OWN}), {"a": ["a.use"], "b": []})
     cases = {
-        "no_token": (None, 401, None),
-        "invalid_token": (issuer.token(exp_in=-600), 401, None),
-        "another": (OWN, 401, None),
-        "agent_scope": (issuer.token(sub="zoe", scope="x"), 403, "zoe"),
+        "no_token": (None, 401, None, "unauthenticated"),
+        "invalid_token": (issuer.token(exp_in=-600), 401, None, "unauthenticated"),
+        "another": (OWN, 401, None, "unauthenticated"),
+        "agent_scope": (issuer.token(sub="zoe", scope="x"), 403, "zoe", "agent_scope"),
     }
-    for name, (token, status, subject) in cases.items():
+    for name, (token, status, subject, reason) in cases.items():
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="toolpacks.audit"):
             _principal, refusal = asyncio.run(auth.identify("a", scope(token)))
@@ -61,9 +61,8 @@ def test_each_refusal_is_one_audit_record_without_the_token(
         assert audit["agent"] == "a"
         assert audit["subject"] == subject
         assert audit["decision"] == "refused"
-        assert audit["outcome"] == f"http_{status}"
-        expected = "invalid_token" if name == "another" else name
-        assert audit["reason"] == expected
+        assert audit["road"] == f"http_{status}"
+        assert audit["reason"] == reason
         if token is not None:
             assert token not in records[0].getMessage()
             assert all(token not in r.getMessage() for r in caplog.records)

@@ -13,7 +13,6 @@ operator's log says why, never the token. A principal without the agent's ``scop
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,29 +28,21 @@ if TYPE_CHECKING:
 __all__ = ["Authenticator", "audit_refusal"]
 
 logger = logging.getLogger("toolpacks.mcp.auth")
-audit_logger = logging.getLogger("toolpacks.audit")
 
 MISSING = "Unauthorized: this server needs an 'Authorization: Bearer <token>' header"
 INVALID = "Unauthorized: the bearer token is not valid"
 
 
 def audit_refusal(agent: str | None, subject: str | None, reason: str, status: int) -> None:
-    """One ``toolpacks.audit`` record for a request refused before it reached a toolset."""
-    if not audit_logger.isEnabledFor(logging.INFO):
-        return
-    import json
+    """One ``toolpacks.audit`` record for a request refused before it reached a toolset.
 
-    record = {
-        "time": time.time(),
-        "agent": agent,
-        "subject": subject,
-        "tool": None,
-        "decision": "refused",
-        "reason": reason,
-        "outcome": f"http_{status}",
-        "duration_ms": 0.0,
-    }
-    audit_logger.info(json.dumps(record, separators=(",", ":")), extra={"audit": record})
+    Recorded by the identity layer's ``audit_refusal`` (the same record shape as every
+    call's), with the HTTP status: ``unauthenticated`` (401), ``agent_scope`` or
+    ``forbidden`` (403); never the token.
+    """
+    from toolpacks.host.identity._audit import audit_refusal as record
+
+    record(agent, subject, reason, road=f"http_{status}")
 
 
 class Authenticator:
@@ -92,7 +83,7 @@ class Authenticator:
     ) -> Refusal:
         if sent:
             logger.warning("agent %s: bearer token refused: %s", agent or "-", why)
-        audit_refusal(agent, None, "invalid_token" if sent else "no_token", 401)
+        audit_refusal(agent, None, "unauthenticated", 401)
         error = "invalid_token" if sent else ""
         return Refusal(
             401, "unauthorized", INVALID if sent else MISSING, (self._challenge(scope, error),)
@@ -147,12 +138,13 @@ class Authenticator:
                 {self.config.metrics_scope} if self.config and self.config.metrics_scope else ()
             )
             if not needed:
-                return self._forbidden(agent, principal, scope, "", "metrics")
+                return self._forbidden(agent, principal, scope, "", "forbidden")
         else:
             needed = self.agent_scopes.get(agent, frozenset())
         if principal.scopes >= needed:
             return None
-        return self._forbidden(agent, principal, scope, " ".join(sorted(needed)), "agent_scope")
+        reason = "agent_scope" if agent is not None else "forbidden"
+        return self._forbidden(agent, principal, scope, " ".join(sorted(needed)), reason)
 
     def _forbidden(
         self,
