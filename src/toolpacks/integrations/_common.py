@@ -32,6 +32,7 @@ from typing import Any, Literal, NamedTuple
 from toolpacks.core._content import has_content
 from toolpacks.core._context import ToolContext
 from toolpacks.core._hooks import EMPTY_HOOKS
+from toolpacks.core._principal import Principal
 from toolpacks.core._result import ToolResult
 from toolpacks.core.call._plan import plan_of
 from toolpacks.exceptions import ToolNotFoundError
@@ -49,6 +50,8 @@ __all__ = [
     "model_value",
     "plain_entry",
     "plain_result",
+    "principal_context",
+    "principal_of",
     "probe",
 ]
 
@@ -260,10 +263,10 @@ def plain_entry(toolset: Toolset, name: str) -> tuple[ToolEntry, bool] | None:
     its id put on the result after (``plain_result``). Making a ``ToolContext`` would be
     half of such a call's time.
     """
-    if toolset.tracer is not None or toolset.authorizers:
-        return None
+    if toolset.tracer is not None or toolset.authorizers or toolset.principal is not None:
+        return None  # a principal's view: Toolset.call puts it in the context
     entry = toolset._entries.get(name) or toolset._by_qualified.get(name)
-    if entry is None or entry.require_approval:
+    if entry is None or entry.require_approval or _identity_matters(toolset, entry.exposed):
         return None
     tool = entry.tool
     if tool.allowed_agents is not None or tool.deferred or tool.credentials:
@@ -276,6 +279,40 @@ def plain_entry(toolset: Toolset, name: str) -> tuple[ToolEntry, bool] | None:
         and not (hooks.before or hooks.after or hooks.error or hooks.on_yield)
     )
     return entry, short
+
+
+def _identity_matters(toolset: Toolset, exposed: str) -> bool:
+    """Whether a call of ``exposed`` needs ``Toolset.call``'s scope check or audit record."""
+    import logging
+
+    table = toolset.scope_table
+    if table.agent or exposed in table.tools:
+        return True
+    return logging.getLogger("toolpacks.audit").isEnabledFor(logging.INFO)
+
+
+def principal_of(source: object) -> Principal | None:
+    """The principal a framework's per-run object carries, or None.
+
+    ``source`` is a ``Principal``; a ``ToolContext`` (its principal); a mapping with a
+    ``"principal"`` key; or an object with a ``principal`` attribute (pydantic-ai's
+    ``RunContext.deps``, openai-agents' ``RunContextWrapper.context``, langchain's
+    ``config["configurable"]``).
+    """
+    if source is None or isinstance(source, Principal):
+        return source
+    found = source.get("principal") if isinstance(source, Mapping) else None
+    if found is None and not isinstance(source, Mapping):
+        found = getattr(source, "principal", None)
+    return found if isinstance(found, Principal) else None
+
+
+def principal_context(source: object, call_id: str | None = None) -> ToolContext | None:
+    """A ``ToolContext`` naming the principal ``source`` carries (``principal_of``), or None."""
+    principal = principal_of(source)
+    if principal is None:
+        return None
+    return ToolContext(principal=principal, call_id=call_id or "")
 
 
 def plain_result(

@@ -46,6 +46,7 @@ from toolpacks.integrations._common import (
     framework_missing,
     may_ask,
     model_value,
+    principal_context,
     probe,
 )
 
@@ -84,6 +85,10 @@ _call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "toolpacks_langchain_call_id", default=None
 )
 """The provider's tool-call id of the call being run (langchain passes it to ``run``)."""
+_configurable: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "toolpacks_langchain_configurable", default=None
+)
+"""The ``config["configurable"]`` of the tool run in progress (its ``principal``, if any)."""
 
 
 def as_tools(toolset: Toolset) -> list[BaseTool]:
@@ -230,18 +235,22 @@ def _tool_class() -> type[BaseTool]:
         def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
             """Run the tool (langchain's ``invoke`` calls this), keeping the call id."""
             token = _call_id.set(kwargs.get("tool_call_id"))
+            held = _configurable.set((kwargs.get("config") or {}).get("configurable"))
             try:
                 return super().run(tool_input, *args, **kwargs)
             finally:
                 _call_id.reset(token)
+                _configurable.reset(held)
 
         async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
             """Run the tool (langchain's ``ainvoke`` calls this), keeping the call id."""
             token = _call_id.set(kwargs.get("tool_call_id"))
+            held = _configurable.set((kwargs.get("config") or {}).get("configurable"))
             try:
                 return await super().arun(tool_input, *args, **kwargs)
             finally:
                 _call_id.reset(token)
+                _configurable.reset(held)
 
         def _run(self, **arguments: Any) -> tuple[str, Any]:
             call_id = _call_id.get()
@@ -250,7 +259,8 @@ def _tool_class() -> type[BaseTool]:
                 from toolpacks.core.call._sync import run_sync
 
                 return self._output(run_sync(reviewed).result)
-            result = self.toolset.call_sync(self.name, arguments, call_id=call_id)
+            context = principal_context(_configurable.get())  # configurable["principal"]
+            result = self.toolset.call_sync(self.name, arguments, context, call_id=call_id)
             return self._output(result)
 
         async def _arun(self, **arguments: Any) -> tuple[str, Any]:
@@ -258,7 +268,8 @@ def _tool_class() -> type[BaseTool]:
             reviewed = _reviewed_call(self.toolset, self.name, arguments, call_id)
             if reviewed is not None:
                 return self._output((await reviewed).result)
-            result = await self.toolset.call(self.name, arguments, call_id=call_id)
+            context = principal_context(_configurable.get())  # configurable["principal"]
+            result = await self.toolset.call(self.name, arguments, context, call_id=call_id)
             return self._output(result)
 
         def _output(self, result: ToolResult) -> tuple[str, Any]:

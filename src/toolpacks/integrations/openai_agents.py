@@ -30,7 +30,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from toolpacks.host._toolset import Toolset
-from toolpacks.integrations._common import Verdicts, call, framework_missing, may_ask, probe
+from toolpacks.integrations._common import (
+    Verdicts,
+    call,
+    framework_missing,
+    may_ask,
+    principal_context,
+    probe,
+)
 
 try:
     from agents import FunctionTool, RunContextWrapper
@@ -47,13 +54,22 @@ NeedsApproval = Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitabl
 def _invoker(toolset: Toolset, name: str, verdicts: Verdicts | None) -> Invoke:
     async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> str:
         call_id = ctx.tool_call_id
+        context = principal_context(ctx.context, call_id)  # the run's context: its principal
         verdict = verdicts.pop(call_id) if verdicts is not None else None
         if verdict is None:  # no pause was asked for (or it was, in another process)
             approved = verdicts is not None and ctx.is_tool_approved(name, call_id) is True
-            outcome = await call(toolset, name, arguments, call_id=call_id, approved=approved)
+            outcome = await call(
+                toolset, name, arguments, call_id=call_id, approved=approved, context=context
+            )
         else:  # the SDK invokes a call it paused for only once its user approved it
             outcome = await call(
-                toolset, name, arguments, call_id=call_id, approved=True, answer=verdict.answer
+                toolset,
+                name,
+                arguments,
+                call_id=call_id,
+                approved=True,
+                answer=verdict.answer,
+                context=context,
             )
         return outcome.result.content
 

@@ -35,6 +35,7 @@ from toolpacks.integrations._common import (
     model_value,
     plain_entry,
     plain_result,
+    principal_context,
 )
 
 try:
@@ -209,7 +210,8 @@ class ToolpacksToolset(AbstractToolset[Any]):
         """
         toolset, call_id = self.toolset, ctx.tool_call_id
         arguments = tool_args if type(tool_args) is not _SentArguments else _arguments(tool_args)
-        plain = plain_entry(toolset, name)
+        context = principal_context(ctx.deps, call_id)  # deps: a Principal, or carrying one
+        plain = plain_entry(toolset, name) if context is None else None
         if plain is not None:  # nothing to authorize or approve: the run alone
             entry, short = plain
             context = None if short else toolset._context(None, call_id)
@@ -223,6 +225,7 @@ class ToolpacksToolset(AbstractToolset[Any]):
             arguments,
             call_id=call_id,
             approved=ctx.tool_call_approved,
+            context=context,
         )
         if outcome.approval is not None:
             request = outcome.approval
