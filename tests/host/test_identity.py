@@ -324,3 +324,15 @@ def test_audit_refusal_for_the_http_half(audit: _Records) -> None:
     (record,) = audit.records
     assert record.audit["decision"] == "refused"  # type: ignore[attr-defined]
     assert record.audit["reason"] == "unauthenticated"  # type: ignore[attr-defined]
+
+
+def test_a_tool_listed_from_its_manifest_keeps_its_scopes() -> None:
+    """Listing from a manifest imports no pack, and the view still hides the scoped tool."""
+    from toolpacks.packs.entrypoints._manifest_tool import ManifestTool, tool_record
+
+    record = json.loads(json.dumps(tool_record("repo.read_repo", read_repo)))
+    listed = ManifestTool.from_record(record, "repo", lambda _: read_repo)
+    assert listed.scopes == {"repo.read"}
+    ts = Toolset([listed, ping], agent="a")
+    assert ts.for_principal(None).names() == ["ping"]
+    assert ts.for_principal(ALICE).names() == ["ping", "read_repo"]

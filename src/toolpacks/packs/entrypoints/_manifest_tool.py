@@ -100,6 +100,7 @@ def tool_record(qualified: str, tool: Tool) -> dict[str, Any]:
         "allowed_agents": None if agents is None else sorted(agents),
         "extra_args": tool.extra_args,
         "credentials": list(tool.credentials),
+        "scopes": sorted(tool.scopes),
     }
 
 
@@ -140,6 +141,7 @@ class ManifestTool(Tool):
             allowed_agents=None if agents is None else frozenset(agents),
             extra_args=record["extra_args"],
             credentials=tuple(record.get("credentials", ())),
+            scopes=frozenset(record.get("scopes", ())),
             lock=None,
             hooks=ToolHooks(),
             fixed_kwargs={},
