@@ -18,10 +18,9 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from fnmatch import fnmatchcase
-from typing import Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from toolpacks.exceptions import ConfigError
-from toolpacks.host._toolset import ToolEntry
 
 __all__ = ["DEFAULT_THRESHOLD", "DeferSpec", "apply_defer", "matching"]
 
@@ -32,6 +31,27 @@ DeferSpec = Sequence[str] | Literal["auto"]
 """Patterns of tools to defer, or ``"auto"``."""
 
 _GLOB = frozenset("*?[")
+
+
+class _Entry(Protocol):
+    """What deferral reads of a toolset entry (a ``_toolset.ToolEntry``).
+
+    The class is not imported here: ``Toolset(defer=...)`` imports this module.
+    """
+
+    @property
+    def exposed(self) -> str: ...
+    @property
+    def qualified(self) -> str: ...
+    @property
+    def pack(self) -> str: ...
+    @property
+    def tool(self) -> Any: ...
+    @property
+    def deferred(self) -> bool: ...
+
+
+ToolEntry = TypeVar("ToolEntry", bound=_Entry)
 
 
 def matching(pattern: str, entries: Sequence[ToolEntry]) -> set[str]:
@@ -105,6 +125,8 @@ def apply_defer(
         chosen = _match_all(defer, entries, "defer", scope)
     chosen -= kept
     return [
-        replace(e, deferred=e.exposed in chosen) if e.deferred != (e.exposed in chosen) else e
+        replace(e, deferred=e.exposed in chosen)  # type: ignore[type-var]  # a dataclass
+        if e.deferred != (e.exposed in chosen)
+        else e
         for e in entries
     ]

@@ -114,9 +114,6 @@ def _load_engine() -> None:
         _loaded = True
 
 
-before_first_plan(_load_engine)
-
-
 async def invoke(
     tool: ToolDefinition,
     arguments: Mapping[str, Any] | str | bytes | None,
@@ -394,3 +391,8 @@ def _passes(plan: CallPlan, arguments: dict[str, Any], limits: ArgumentLimits) -
 
 
 new_result = object.__new__
+
+
+# Registered last: once a plan exists (one made directly, before ``Tool.invoke`` was read)
+# the loader runs at once, and it registers the functions defined above.
+before_first_plan(_load_engine)

@@ -29,27 +29,28 @@ def before_first_plan(hook: Callable[[], None]) -> None:
     The invocation engine imports the parts a call needs then (see ``_invoke``): every call
     of a tool goes through its plan, so they are in place before any call needs them.
     """
+    # A hook registered once plans exist (the engine is imported when ``Tool.invoke`` is
+    # first read, perhaps after a plan was made directly) runs at once instead.
     with _first_plan_lock:
-        _first_plan_hooks.append(hook)
+        if not _planned:
+            _first_plan_hooks.append(hook)
+            return
+    hook()
 
 
-_engine_imported = False
+_planned = False
+"""Whether the first plan of the process was made (its hooks ran)."""
 
 
 def _run_first_plan_hooks() -> None:
-    # The engine registers its loader when imported; a plan made before anything imported it
-    # (``Tool.invoke`` binds it on first access) must still find the engine in place.
-    global _engine_imported
-    from toolpacks.core.call import _invoke  # noqa: F401
-
-    _engine_imported = True
-
     # The list is emptied only once every hook has run: a thread that finds it empty knows
     # they are done, one that finds it not empty waits here for them.
+    global _planned
     with _first_plan_lock:
         for hook in _first_plan_hooks:
             hook()
         _first_plan_hooks.clear()
+        _planned = True
 
 
 class CallPlan:
@@ -77,7 +78,7 @@ class CallPlan:
     )
 
     def __init__(self, tool: ToolDefinition) -> None:
-        if _first_plan_hooks or not _engine_imported:
+        if not _planned:
             _run_first_plan_hooks()
         from toolpacks.core._jsonargs import DEFAULT_LIMITS
         from toolpacks.core._kinds import compile_kind_checks, flat_kinds
