@@ -186,7 +186,8 @@ def test_serve_without_the_mcp_sdk_says_what_to_install(
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stdout == ""
     assert done.stderr == (
-        "toolpacks: error: serving over MCP needs the MCP SDK: pip install 'toolpacks[mcp]'\n"
+        "toolpacks: error: serving over HTTP needs mcp, which is not installed\n"
+        "  pip install 'toolpacks[http]'\n"
     )
 
 

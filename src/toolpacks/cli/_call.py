@@ -121,8 +121,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     refuses (strands-agents pins ``mcp<2.2``). ``--http`` without the SDK, or an agent no
     configuration defines, fails with one line.
     """
-    if args.http is not None and not mcp_available():
-        raise CliError(MCP_MISSING)
+    if args.http is not None:
+        from toolpacks.cli._extras import require_extra
+
+        require_extra("http", "serving over HTTP")  # mcp, uvicorn, starlette, prometheus_client
     if args.http is not None and (args.principal is not None or args.scope):
         raise CliError(
             "--principal and --scope apply to stdio only",
@@ -206,12 +208,9 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
 
 def _serve_http(args: argparse.Namespace, agents: list[str]) -> int:
     """``toolpacks serve --http``: the exit status of ``serve_http``."""
-    import importlib.util
     import logging
     import os
 
-    if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("starlette") is None:
-        raise CliError("serving over HTTP needs uvicorn: pip install 'toolpacks[http]'")
     from toolpacks.mcp.http._run import parse_bind
     from toolpacks.mcp.http._workers import serve_http
 

@@ -130,7 +130,9 @@ def _config_path(args: argparse.Namespace) -> Path:
 def cmd_install(args: argparse.Namespace) -> int:
     """``toolpacks install REQUIREMENT [--isolated] [--agent A]``."""
     from toolpacks.cli._config_edit import add_isolated, add_to_agent
+    from toolpacks.cli._extras import require_extra
 
+    require_extra("isolated", "installing a pack")  # uv, here or on PATH
     base = _config_path(args).resolve().parent
     started = time.perf_counter()
     if args.isolated:
