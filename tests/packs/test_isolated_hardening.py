@@ -7,6 +7,8 @@ host's own environment, so no environment is built); every wait is bounded.
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ from toolpacks import Host
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-PACK = """
-import os, subprocess, sys, threading, time
+PACK = r"""
+import os, shlex, signal, subprocess, sys, threading, time
 from pathlib import Path
 from toolpacks import hookimpl, tool
 
@@ -36,12 +38,97 @@ def quick() -> str:
     '''Answer at once, or not at all (a short timeout).'''
     return "quick"
 
+SPIN = "import sys, time\nwhile time.process_time() < float(sys.argv[1]):\n    pass\n"
+LEFT = []
+
+@tool(timeout=300)
+def spin_threads(seconds: float) -> str:
+    '''Use ``seconds`` of CPU in each of two threads, then answer.'''
+    def work():
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return "finished"
+
+@tool(timeout=300)
+def spin_children(seconds: float, times: int, session: bool = False) -> str:
+    '''Run ``times`` subprocesses one after another, each using ``seconds`` of CPU.'''
+    for _ in range(times):
+        command = [sys.executable, "-c", SPIN, str(seconds)]
+        if session:  # a shell that waits for it, in a session of its own
+            script = shlex.quote(sys.executable) + ' -c "$0" "$1"; true'
+            command = ["/bin/sh", "-c", script, SPIN, str(seconds)]
+        subprocess.run(command, check=True, start_new_session=session)
+    return "finished"
+
+@tool
+def leave(seconds: float) -> str:
+    '''Start a process that uses CPU after the call returned (reaped by ``reap``).'''
+    done = Path(os.environ["TMPDIR"], "left.done")
+    code = SPIN + "open(sys.argv[2], 'w').write('done')\n"
+    LEFT.append(subprocess.Popen([sys.executable, "-c", code, str(seconds), str(done)]))
+    return "left"
+
+@tool
+def reap() -> int:
+    '''Wait for the processes ``leave`` started (their CPU was used before this call).'''
+    return sum(p.wait() for p in LEFT)
+
+@tool
+def pid() -> int:
+    '''The process id of the tool's process.'''
+    return os.getpid()
+
+@tool
+def environment() -> dict:
+    '''The whole environment the tool sees.'''
+    return dict(os.environ)
+
+@tool
+def pipes(count: int) -> str:
+    '''Open ``count`` pipes (two descriptors each); say how far it got.'''
+    held = []
+    try:
+        for _ in range(count):
+            held.append(os.pipe())
+    except OSError as exc:
+        return f"stopped after {len(held)}: {exc.strerror}"
+    finally:
+        for a, b in held:
+            os.close(a)
+            os.close(b)
+    return f"opened {count}"
+
+@tool
+def write_pidfile(pid: int) -> str:
+    '''Write ``pid`` into the launcher's pid file, as a hostile pack would.'''
+    Path(os.environ["HOME"]).parent.joinpath("pid").write_text(str(pid))
+    return "written"
+
+@tool(timeout=1)
+def stubborn(seconds: float) -> str:
+    '''Ignore SIGTERM, leave a grandchild behind, and sleep past the timeout.'''
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    tmp = os.environ["TMPDIR"]
+    Path(tmp, "stubborn.pid").write_text(os.readlink("/proc/self"))
+    code = "import os, sys, time; open(sys.argv[1], 'w').write(os.readlink('/proc/self'))"
+    code += "; time.sleep(300)"
+    subprocess.Popen([sys.executable, "-c", code, str(Path(tmp, "grandchild.pid"))])
+    time.sleep(seconds)
+    return "woke"
+
 @hookimpl
 def register_tools(register):
     marker = register.config.get("marker")
     if marker and Path(marker).exists():
         os._exit(3)
-    for t in (ping, crash, quick):
+    for t in (ping, crash, quick, spin_threads, spin_children, leave, reap, pid, environment,
+              pipes, write_pidfile, stubborn):
         register(t)
 """
 
@@ -92,3 +179,57 @@ def test_a_crash_loop_still_backs_off_and_a_call_that_cannot_wait_is_told_when(
         assert refused.is_error
         assert "is started again in" in refused.content, refused.content
         assert "later than this call may wait (1 s)" in refused.content
+
+
+def _gone(pid: int, within: float = 30.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _mount(host: Host) -> Any:
+    return host.load("hard").tools["hard.ping"].fn.mount
+
+
+# -- CPU seconds: the whole tree of the call, and only the call's ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("spin_threads", {"seconds": 4}),
+        ("spin_children", {"seconds": 0.4, "times": 20}),
+        ("spin_children", {"seconds": 0.4, "times": 20, "session": True}),
+    ],
+    ids=["threads", "awaited-subprocesses", "subprocesses-in-own-session"],
+)
+def test_cpu_seconds_counts_threads_and_subprocesses_of_the_call(
+    site_pack: Any, tool: str, arguments: dict[str, Any]
+) -> None:
+    """8 CPU seconds of work is stopped by a 1 s limit (100 s would let it finish)."""
+    with host_of(site_pack, {"cpu_seconds": 1}) as host:
+        toolset = host.toolset(packs=["hard"])
+        result = call(toolset, tool, arguments)
+        assert result.is_error, "the work finished: its CPU was not counted"
+        assert "CPU seconds" in result.content, result.content
+        assert call(toolset, "ping").value == "pong"
+
+
+def test_cpu_used_before_a_call_is_not_charged_to_it(site_pack: Any) -> None:
+    """A process left running by one call and reaped by the next does not stop the next."""
+    with host_of(site_pack, {"cpu_seconds": 1}) as host:
+        toolset = host.toolset(packs=["hard"])
+        assert call(toolset, "leave", {"seconds": 2.5}).value == "left"
+        done = Path(_mount(host).runtime.tmp, "left.done")
+        deadline = time.monotonic() + 120
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.exists()
+        reaped = call(toolset, "reap")
+        assert not reaped.is_error, reaped.content
+        assert reaped.value == 0

@@ -93,7 +93,10 @@ def _stat(pid: int) -> list[str] | None:
 def cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user and system) ``pid`` and its children used, or None.
 
-    Its live descendants count too: a sandboxed child runs the pack in a process below it.
+    Its live descendants count too (a sandboxed child runs the pack in a process below it),
+    each with the children it has reaped: the total only grows while the tree runs, so the
+    CPU of threads, grandchildren and awaited subprocesses is seen, and a process reaped
+    during a call adds no CPU it used before the call.
     """
     stat = _stat(pid)
     if stat is None:
@@ -105,7 +108,7 @@ def cpu_seconds(pid: int) -> float | None:
     used = sum(int(value) for value in stat[11:15])
     for below in descendants(pid):
         more = _stat(below)
-        used += sum(int(value) for value in more[11:13]) if more else 0
+        used += sum(int(value) for value in more[11:15]) if more else 0
     return used / ticks
 
 
