@@ -251,7 +251,6 @@ class _Agent:
         from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 
         from toolpacks.mcp._wire import Answer, decode, error_message
-
         called: list[str] = []
 
         def answer_duplicate(name: str, key: str) -> dict[str, Any]:
