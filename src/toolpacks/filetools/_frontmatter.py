@@ -37,6 +37,7 @@ _TOP_KEYS = (
     "idempotent",
     "open_world",
     "credentials",
+    "scopes",
 )
 _HINT_KEYS = ("read_only", "destructive", "idempotent", "open_world")
 _PARAM_KEYS = ("type", "description", "required", "enum", "default", "items")
@@ -87,6 +88,8 @@ class FrontMatter:
     """The behaviour hints it states (``read_only``, ``destructive``, ...)."""
     credentials: tuple[str, ...] = ()
     """The per-user credentials its handler reads (``context.credential(name)``)."""
+    scopes: tuple[str, ...] = ()
+    """Scopes a call's principal needs (``scopes: [repo.write]``)."""
 
 
 class _Loader(yaml.SafeLoader):
@@ -349,6 +352,7 @@ def parse_tool_md(text: str) -> FrontMatter:
     tags = _strings(data["tags"], "tags", problems) if data.get("tags") is not None else ()
     wanted = data.get("credentials")
     credentials = _strings(wanted, "credentials", problems) if wanted is not None else ()
+    scopes = _strings(data["scopes"], "scopes", problems) if data.get("scopes") is not None else ()
     schema = _schema(data.get("parameters"), problems)
     allowed, approval = _permissions(data.get("permissions"), problems)
     timeout = data.get("timeout")
@@ -381,4 +385,5 @@ def parse_tool_md(text: str) -> FrontMatter:
         timeout=None if timeout is None else float(timeout),
         hints=ToolHints(**hints),
         credentials=credentials,
+        scopes=scopes,
     )

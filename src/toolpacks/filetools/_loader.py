@@ -211,6 +211,7 @@ def _build(
             idempotent=front.hints.idempotent,
             open_world=front.hints.open_world,
             credentials=front.credentials,
+            scopes=front.scopes,
         )
     except ToolDefinitionError as exc:
         problems.append(f"{tool_md}: {exc}")
