@@ -32,11 +32,14 @@ from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from toolpacks.core.call._threads import busy as pack_threads_busy
 from toolpacks.mcp._wire import (
+    INTERNAL_ERROR,
     MAX_MESSAGE_BYTES,
     Answer,
     DuplicateAnswer,
     decode,
     encode,
+    error_message,
+    id_in_use,
     too_large,
 )
 
@@ -254,7 +257,7 @@ class _Session:
         self._running = running
         self._reader = _Worker("toolpacks-serve-stdin")
         self._writer = _Worker("toolpacks-serve-stdout")
-        self._pending: dict[str | int, str] = {}
+        self._pending: dict[asyncio.Future[None], str] = {}  # each call's task: its name
         self._calls: dict[str | int, asyncio.Task[None]] = {}
         self._idle = asyncio.Event()
         self._idle.set()
@@ -280,8 +283,8 @@ class _Session:
 
     # -- requests in flight
 
-    def _answered(self, request_id: object) -> None:
-        if not isinstance(request_id, str | int) or self._pending.pop(request_id, None) is None:
+    def _answered(self, call: asyncio.Future[None] | None) -> None:
+        if self._pending.pop(call, None) is None:  # type: ignore[arg-type]  # None: no call
             return
         if not self._pending:
             self._idle.set()
@@ -323,6 +326,9 @@ class _Session:
             return
         if decoded is None:
             return
+        if "method" in decoded and decoded.get("id") in self._calls:  # ids are unique
+            await self._send(id_in_use(decoded["id"]))
+            return
         if decoded.get("method") == "notifications/cancelled" and "id" not in decoded:
             self._cancel((decoded.get("params") or {}).get("requestId"))
         reply = self._protocol.reply(decoded, self._tools_changed)
@@ -333,9 +339,9 @@ class _Session:
             return
         request_id = decoded["id"]
         params = decoded.get("params") or {}
-        self._pending[request_id] = str(params.get("name", decoded["method"]))
+        call = self._calls[request_id] = asyncio.ensure_future(self._answer(request_id, reply))
+        self._pending[call] = str(params.get("name", decoded["method"]))
         self._idle.clear()
-        self._calls[request_id] = asyncio.ensure_future(self._answer(request_id, reply))
 
     def _cancel(self, request_id: object) -> None:
         """Cancel the call ``request_id`` names (the client gave up: it is not answered)."""
@@ -344,28 +350,25 @@ class _Session:
         call = self._calls.get(request_id)
         if call is not None:
             call.cancel()
-        self._answered(request_id)
+        self._answered(call)
 
     async def _answer(
         self, request_id: str | int, reply: Coroutine[Any, Any, dict[str, Any] | None]
     ) -> None:
+        call = asyncio.current_task()  # the key of this call in _pending
         try:
             response = await reply
         except asyncio.CancelledError:
-            self._answered(request_id)
+            self._answered(call)
             return
         except Exception:  # a fault of the server itself: the client still gets an answer
             logger.exception("toolpacks serve: request %r failed", request_id)
-            response = {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "error": {"code": -32603, "message": "Internal server error"},
-            }
+            response = error_message(INTERNAL_ERROR, "Internal server error", request_id)
         finally:
-            self._calls.pop(request_id, None)
-        if response is not None and request_id in self._pending:
+            self._calls.pop(request_id, None)  # the id may be used again once answered
+        if response is not None and call in self._pending:
             await self._send(response)
-        self._answered(request_id)
+        self._answered(call)
 
     async def _tools_changed(self) -> None:
         await self._send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

@@ -38,6 +38,7 @@ __all__ = [
     "dump",
     "encode",
     "error_message",
+    "id_in_use",
     "parse_body",
     "too_large",
 ]
@@ -90,6 +91,15 @@ class _Malformed(Exception):
 def error_message(code: int, message: str, request_id: _Id = None) -> Message:
     """A JSON-RPC error response (``id`` null when the request's id could not be read)."""
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def id_in_use(request_id: str | int) -> Message:
+    """The error for a request whose id is that of a request still in flight."""
+    text = (
+        f"request id {request_id!r} is already in use by a request in flight; JSON-RPC ids "
+        "must be unique per session: send it again with a new id"
+    )
+    return error_message(INVALID_REQUEST, text, request_id)
 
 
 def dump(value: Any) -> bytes:
