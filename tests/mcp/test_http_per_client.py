@@ -9,22 +9,19 @@ address of the flood) and 127.0.0.1. The server runs in this process (``serve_he
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Callable
 
 import httpx
 import pytest
 
+from . import test_http_operations as operations
 from .conftest import HTTP_TIMEOUT
-from .test_http_operations import (  # noqa: F401  (fixtures)
-    CALL,
-    HALF_HEADER,
-    HEADERS,
-    Running,
-    _answered,
-    host,
-    serve,
-)
+from .test_http_operations import CALL, HALF_HEADER, HEADERS, Running, _answered
+
+host = operations.host  # the fixtures: a host with ``add``, and the in-process server
+serve = operations.serve
 
 FLOOD = 2000
 
@@ -44,10 +41,8 @@ def _flood(base: str) -> list[socket.socket]:
         for _ in range(FLOOD):
             sock = _from("127.0.0.2", base)
             socks.append(sock)
-            try:
+            with contextlib.suppress(OSError):  # refused and closed already
                 sock.sendall(HALF_HEADER)
-            except OSError:  # refused and closed already
-                pass
     except BaseException:
         for sock in socks:
             sock.close()

@@ -182,8 +182,8 @@ def _stdio_options(args: argparse.Namespace, agents: list[str]) -> None:
             "over stdio one process serves one agent",
             "serve several agents over HTTP (--http PORT), or start one `toolpacks serve` each",
         )
-    http_only = (args.header_timeout, args.body_timeout, args.max_connections, args.token_env)
-    http_only += (args.max_connections_per_client,)
+    http_only = [args.header_timeout, args.body_timeout, args.max_connections, args.token_env]
+    http_only.append(args.max_connections_per_client)
     if args.workers != 1 or any(option is not None for option in http_only):
         raise CliError(
             "--workers, --token-env, --header-timeout, --body-timeout and --max-connections "

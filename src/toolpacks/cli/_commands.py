@@ -224,8 +224,8 @@ def cmd_toolset(args: argparse.Namespace) -> int:
     deferred = sorted(toolset.deferred)  # listed only when some are: sent once searched
     left_out = dict(sorted(toolset.left_out.items()))  # which key of the selection, per tool
     if args.json:
-        extra = {"deferred": deferred} if deferred else {}
-        print_json({"agent": args.agent, "tools": rows, **extra, "left_out": left_out})
+        more = {"deferred": deferred} if deferred else {}
+        print_json({"agent": args.agent, "tools": rows, **more, "left_out": left_out})
         return 0
     later = f", {len(deferred)} deferred" if deferred else ""
     print(f"toolset for agent {args.agent or '(default)'}: {counted(len(rows), 'tool')}{later}")
