@@ -112,8 +112,7 @@ def write_pidfile(pid: int) -> str:
 
 @tool(timeout=1)
 def stubborn(seconds: float) -> str:
-    '''Ignore SIGTERM, leave a grandchild behind, and sleep past the timeout.'''
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    '''Leave a grandchild behind and sleep past the timeout (SIGTERM is ignored).'''
     tmp = os.environ["TMPDIR"]
     Path(tmp, "stubborn.pid").write_text(os.readlink("/proc/self"))
     code = "import os, sys, time; open(sys.argv[1], 'w').write(os.readlink('/proc/self'))"
@@ -127,6 +126,8 @@ def register_tools(register):
     marker = register.config.get("marker")
     if marker and Path(marker).exists():
         os._exit(3)
+    if register.config.get("ignore_term"):  # the main thread: a tool's thread cannot
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for t in (ping, crash, quick, spin_threads, spin_children, leave, reap, pid, environment,
               pipes, write_pidfile, stubborn):
         register(t)
@@ -233,3 +234,103 @@ def test_cpu_used_before_a_call_is_not_charged_to_it(site_pack: Any) -> None:
         reaped = call(toolset, "reap")
         assert not reaped.is_error, reaped.content
         assert reaped.value == 0
+
+
+# -- issue 36's isolated survivors ------------------------------------------------------------
+
+
+def test_an_empty_isolate_table_still_runs_the_pack_in_a_child(site_pack: Any) -> None:
+    """``isolate = {}`` (a table of defaults) is isolation, never the host's own process."""
+    with host_of(site_pack, {}) as host:
+        assert host.load("hard").info.source == "isolated"
+        toolset = host.toolset(packs=["hard"])
+        assert call(toolset, "pid").value != os.getpid()
+
+
+def test_the_child_environment_from_an_env_table_copies_nothing_of_the_host(
+    site_pack: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``env`` as a table the child gets those values and the minimal set, nothing else."""
+    host_values = {"HOST_SECRET": "s3cret-host-value", "TERM": "host-term", "USER": "host-user"}
+    host_values |= {"SHELL": "/host/shell", "LOGNAME": "host-logname"}
+    for name, value in host_values.items():  # the MCP SDK's stdio client copies the last four
+        monkeypatch.setenv(name, value)
+    with host_of(site_pack, {"env": {"GIVEN": "given-value"}}) as host:
+        seen = call(host.toolset(packs=["hard"]), "environment").value
+    assert seen["GIVEN"] == "given-value"
+    for name, value in host_values.items():
+        assert seen.get(name) != value, f"the host's {name} reached the child"
+    minimal = {"PATH", "LANG", "HOME", "TMPDIR", "PYTHONSAFEPATH", "PYTHONDONTWRITEBYTECODE"}
+    expected = minimal | {"TERM", "SHELL", "USER", "LOGNAME", "GIVEN"}
+    assert set(seen) - expected - {"LC_CTYPE"} == set(), seen
+    assert seen["HOME"] != os.environ.get("HOME")
+
+
+def test_open_files_is_enforced_in_the_child(site_pack: Any) -> None:
+    """``open_files = 32``: the 16th pipe pair cannot be opened; the default allows 100."""
+    with host_of(site_pack, {"open_files": 32}) as host:
+        stopped = call(host.toolset(packs=["hard"]), "pipes", {"count": 50}).value
+        assert stopped.startswith("stopped after"), stopped
+        assert int(stopped.split()[2].rstrip(":")) < 16
+    with host_of(site_pack) as host:
+        assert call(host.toolset(packs=["hard"]), "pipes", {"count": 50}).value == "opened 50"
+
+
+def test_repr_of_limits_never_shows_env_values() -> None:
+    """Secrets given in ``env`` stay out of ``repr()`` and ``shown()`` (names only)."""
+    from toolpacks.packs.isolated._settings import IsolatedConfig, IsolationLimits
+
+    env = {"API_KEY": "sk-live-abcdef0123456789", "PLAIN": "hunter2"}
+    for limits in (
+        IsolationLimits(env=env),
+        IsolatedConfig(requirement="toolpacks-w", env=env),
+    ):
+        text = repr(limits) + str(limits) + str(limits.shown())
+        assert "API_KEY" in text
+        assert "PLAIN" in text
+        assert "sk-live-abcdef0123456789" not in text
+        assert "hunter2" not in text
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_a_stop_kills_the_childs_group_even_if_it_ignores_sigterm(
+    site_pack: Any, sandbox: str
+) -> None:
+    """A pack that ignores SIGTERM and leaves a grandchild: after the timeout both are gone."""
+    with host_of(site_pack, {"sandbox": sandbox}, ignore_term=True) as host:
+        toolset = host.toolset(packs=["hard"])
+        result = call(toolset, "stubborn", {"seconds": 120})
+        assert result.is_error
+        assert "timed out" in result.content, result.content
+        tmp = _mount(host).runtime.tmp
+        deadline = time.monotonic() + 30
+        while not Path(tmp, "grandchild.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(Path(tmp, "stubborn.pid").read_text())
+        grandchild = int(Path(tmp, "grandchild.pid").read_text())
+        assert _gone(child), "the child that ignores SIGTERM still runs"
+        assert _gone(grandchild), "its grandchild still runs"
+        assert call(toolset, "ping").value == "pong"
+
+
+def test_a_pid_a_hostile_pack_writes_into_its_pid_file_is_never_killed(site_pack: Any) -> None:
+    """On a timeout the host kills only its own child, not the process the pid file names."""
+    import subprocess
+    import sys
+
+    victim = subprocess.Popen(  # its own process group, in the host's session: not our child's
+        [sys.executable, "-c", "import time; time.sleep(300)"], process_group=0
+    )
+    try:
+        with host_of(site_pack, {"sandbox": "off"}) as host:
+            toolset = host.toolset(packs=["hard"])
+            written = call(toolset, "write_pidfile", {"pid": victim.pid})
+            assert written.value == "written", written.content
+            assert _mount(host).runtime.pid() is None  # the file no longer names our child
+            result = call(toolset, "stubborn", {"seconds": 5})
+            assert result.is_error
+            time.sleep(0.5)
+            assert victim.poll() is None, "the host killed a process the pack named"
+    finally:
+        victim.kill()
+        victim.wait(30)

@@ -4,8 +4,10 @@ Each mounted isolated pack gets a private directory (``0700``, removed when the 
 closed) holding the child's working directory, ``HOME`` and ``TMPDIR``, its settings file and
 the file the launcher writes its process id to. The child's environment is minimal: ``PATH``
 (the interpreter's directory and the system's), ``LANG``, ``HOME`` and ``TMPDIR`` pointing
-into that directory, ``PYTHONSAFEPATH`` and what the pack's ``env`` names; nothing else of
-the host's environment, so a secret reaches a pack only when its settings or ``env`` pass it.
+into that directory, ``PYTHONSAFEPATH``, fixed ``TERM``, ``SHELL``, ``USER`` and ``LOGNAME``
+(the MCP SDK's stdio client would copy the host's), and what the pack's ``env`` names;
+nothing else of the host's environment, so a secret reaches a pack only when its settings or
+``env`` pass it.
 
 The host stops a child by its process id (a call past its timeout or its CPU seconds), after
 checking that the id is a session leader whose parent is this process: the launcher's pid file
@@ -133,6 +135,10 @@ def child_environment(
         "TMPDIR": str(runtime.tmp),
         "PYTHONSAFEPATH": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # The MCP SDK's stdio client adds the host's values of these unless they are given.
+        "TERM": "dumb",
+        "SHELL": "/bin/sh",
+        **dict.fromkeys(("USER", "LOGNAME"), _account()),
     }
     missing: list[str] = []
     if isinstance(limits.env, Mapping):
@@ -144,6 +150,16 @@ def child_environment(
             else:
                 missing.append(name)
     return env, missing
+
+
+def _account() -> str:
+    """This user's login name from the password database (never the host's ``USER``)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):
+        return "toolpacks"
 
 
 def child_command(
