@@ -303,6 +303,90 @@ out["no-hooks"] = scenario("static", "approve", [("/tmp/a", "c1")], hooks=False)
 out["true"] = scenario("static", True, [("/tmp/a", "c1")])
 out["yes"] = scenario("static", "yes", [("/tmp/a", "c1")])
 out["redirected"] = scenario("static", "approve", [("/tmp/a", "c1")], more=[Redirect()])
+
+class Turns(Scripted):
+    """Asks for each turn's tool calls in turn, then answers."""
+    def __init__(self, turns):
+        super().__init__([])
+        self.turns = list(turns)
+    async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
+        self.calls = self.turns.pop(0) if self.turns else []
+        async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield event
+
+class CancelOnce:
+    """A hook after approval_hooks that cancels the first call once it is approved (strands
+    runs the hooks again on resume: the second time this hook sees the call)."""
+    def __init__(self):
+        self.seen = 0
+    def register_hooks(self, registry, **kwargs):
+        from strands.hooks import BeforeToolCallEvent
+        registry.add_callback(BeforeToolCallEvent, self.cancel)
+    def cancel(self, event):
+        self.seen += 1
+        if self.seen == 2:
+            event.cancel_tool = "cancelled by another hook"
+
+def same_id(mode, second_response, more=()):
+    """c1 approved for /tmp/a; the model sends c1 again, for /etc: asked again, not reused."""
+    toolset, ran, asked = files(mode)
+    model = Turns([[["delete", {"path": "/tmp/a"}, "c1"]], [["delete", {"path": "/etc"}, "c1"]]])
+    agent = Agent(
+        model=model, tools=as_tools(toolset), hooks=[approval_hooks(toolset), *more],
+        callback_handler=None,
+    )
+    stops, shown = [], []
+    result = agent("clean up")
+    for response in ("approve", second_response, second_response):
+        stops.append(result.stop_reason)
+        if result.stop_reason != "interrupt":
+            break
+        shown.append([i.reason["arguments"] for i in result.interrupts])
+        result = agent([
+            {"interruptResponse": {"interruptId": i.id, "response": response}}
+            for i in result.interrupts
+        ])
+    return {
+        "stops": stops, "shown": shown, "ran": ran, "asked": asked,
+        "results": [r["content"][0].get("text") for r in model.results],
+    }
+
+def deferral():
+    """A deferred tool: the model finds it with search_tools, then calls it by name."""
+    from toolpacks.host._toolset import ToolEntry
+
+    @tool
+    def get_customer(customer_id: str) -> str:
+        """Look up a customer record in the CRM by its id."""
+        return "customer " + customer_id + ": Ada"
+
+    @tool
+    def now() -> str:
+        """The current time."""
+        return "noon"
+
+    toolset = Toolset([
+        ToolEntry("get_customer", "crm.get_customer", "crm", get_customer, deferred=True),
+        ToolEntry("now", "clock.now", "clock", now),
+    ])
+    model = Turns([
+        [["search_tools", {"query": "customer record"}, "s1"]],
+        [["get_customer", {"customer_id": "c7"}, "g1"]],
+    ])
+    agent = Agent(model=model, tools=as_tools(toolset), callback_handler=None)
+    answer = agent("who is c7?")
+    return {
+        "answer": str(answer).strip(),
+        "tools": sorted(agent.tool_names),
+        "results": [[r["status"], r["content"]] for r in model.results],
+    }
+
+out["deferral"] = deferral()
+for mode in ("hook", "static"):
+    for response in ("approve", "reject"):
+        out["same-id-" + mode + "-" + response] = same_id(mode, response)
+        # The approved c1 never ran (another hook cancelled it): its approval stays recorded.
+        out["kept-id-" + mode + "-" + response] = same_id(mode, response, [CancelOnce()])
 print(json.dumps(out))
 '''
 
@@ -375,6 +459,44 @@ def test_an_approval_covers_the_arguments_the_person_saw(approvals: dict[str, An
     assert seen["paused"][0]["reason"]["arguments"] == {"path": "/tmp/a"}
     assert seen["ran"] == []
     assert "requires approval" in seen["results"]["c1"]["content"][0]["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("approve", [True, False], ids=["approve", "reject"])
+@pytest.mark.parametrize("mode", ["hook", "static"])
+def test_an_approval_is_not_reused_for_other_arguments_under_the_same_id(
+    approvals: dict[str, Any], mode: str, approve: bool
+) -> None:
+    """An approved call's tool-use id back with other arguments: asked again (issue 36).
+
+    The person is asked about the new arguments, and they run only if approved.
+    """
+    answer = "approve" if approve else "reject"
+    seen = approvals[f"same-id-{mode}-{answer}"]
+    assert seen["stops"][:2] == ["interrupt", "interrupt"]
+    assert seen["shown"][:2] == [[{"path": "/tmp/a"}], [{"path": "/etc"}]]
+    assert seen["ran"] == (["/tmp/a", "/etc"] if approve else ["/tmp/a"])
+    # The approved /tmp/a call was cancelled by a later hook, so its approval was never used:
+    # the same id back with /etc is asked about again, and runs exactly when approved.
+    kept = approvals[f"kept-id-{mode}-{answer}"]
+    assert kept["shown"][:2] == [[{"path": "/tmp/a"}], [{"path": "/etc"}]], kept
+    assert kept["ran"] == (["/etc"] if approve else []), kept
+
+
+@pytest.mark.slow
+def test_a_deferred_tool_is_found_by_search_then_called(approvals: dict[str, Any]) -> None:
+    """The model finds a deferred tool with search_tools, then calls it (the matrix's row).
+
+    strands sends every tool, so deferred ones stay callable; search_tools answered
+    "Unknown tool" before.
+    """
+    seen = approvals["deferral"]
+    assert seen["answer"] == "done"
+    assert seen["tools"] == ["get_customer", "now", "search_tools"]
+    (status, found), called = seen["results"]
+    assert status == "success"
+    assert found[0]["json"]["tools"][0]["name"] == "get_customer"
+    assert called == ["success", [{"text": "customer c7: Ada"}]]
 
 
 @pytest.mark.slow
