@@ -197,7 +197,7 @@ class Toolset(Offerings, ScopedToolset):
 
         Raises:
             ValueError: Unknown mode, ``limit`` below 1, or a pattern that is invalid,
-                longer than 200 characters, or could backtrack badly.
+                longer than 200 characters, or beyond RE2 (lookarounds, backreferences).
         """
         from toolpacks.host.search._index import build_index, run_search
 
