@@ -334,3 +334,74 @@ def test_a_pid_a_hostile_pack_writes_into_its_pid_file_is_never_killed(site_pack
     finally:
         victim.kill()
         victim.wait(30)
+
+
+# -- private directories never outlive their host ---------------------------------------------
+
+HOST_SCRIPT = """
+import asyncio, os, signal, sys
+from toolpacks import Host
+site, how = sys.argv[1], sys.argv[2]
+sys.path.insert(0, site)
+host = Host({"packs": {"hard": {"isolate": True}}}, path=[site])
+toolset = host.toolset(packs=["hard"])
+print(asyncio.run(toolset.call("ping", {})).value, flush=True)
+if how == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+# else: the interpreter exits without host.close()
+"""
+
+
+def _private_dirs(temp: Path) -> list[Path]:
+    return sorted(temp.glob("toolpacks-hard-*"))
+
+
+def _run_host(site: Any, temp: Path, how: str) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [sys.executable, "-c", HOST_SCRIPT, str(site.root), how],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert "pong" in done.stdout, done.stderr
+
+
+def test_a_host_that_exits_without_close_leaves_no_private_directory(
+    site_pack: Any, tmp_path: Path
+) -> None:
+    """The interpreter's exit removes the directory ``close()`` would have removed."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    _run_host(site_pack, temp, "exit")
+    assert _private_dirs(temp) == []
+
+
+def test_gc_removes_the_private_directory_of_a_killed_host(
+    site_pack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host killed by SIGKILL leaves its directory; ``gc`` removes it, not a live host's."""
+    import tempfile
+
+    from toolpacks.cli._main import main
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    _run_host(site_pack, temp, "kill")
+    left = _private_dirs(temp)
+    assert len(left) == 1
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    with host_of(site_pack) as host:  # a live host's directory is kept
+        call(host.toolset(packs=["hard"]), "ping")
+        mine = _mount(host).runtime.root
+        assert mine.parent == temp
+        assert main(["gc"]) == 0
+        assert not left[0].exists()
+        assert mine.is_dir()
+    assert _private_dirs(temp) == []

@@ -259,6 +259,10 @@ def cmd_gc(args: argparse.Namespace) -> int:
     removed = remove_unused(keep, args.days * 86400.0, base_dir=config.base_dir)
     for env in removed:
         print(f"removed {env.root} ({env.requirement or 'incomplete'})")
+    from toolpacks.packs.isolated._workdirs import remove_stale
+
+    for stale in remove_stale():
+        print(f"removed {stale} (the private directory of a host that is gone)")
     print(
         f"{len(removed)} environment(s) removed, {len(keep)} in use kept (environments a "
         "running host holds, or another project's configuration used, are never removed)"

@@ -40,6 +40,7 @@ from toolpacks.packs.isolated._child import Runtime, child_command, child_enviro
 from toolpacks.packs.isolated._manifest import Manifest, ToolRecord, manifest_key, read_manifest
 from toolpacks.packs.isolated._settings import IsolationLimits
 from toolpacks.packs.isolated._supervise import await_restart, watched
+from toolpacks.packs.isolated._workdirs import forget, track
 from toolpacks.packs.mcp._approval import AskApproval, CallTag
 from toolpacks.packs.mcp._client import _call_remote, _definition, _Mount
 from toolpacks.packs.mcp._connection import McpConnection, ServerGoneError, restart_delay
@@ -203,6 +204,7 @@ class IsolatedMount(_Mount):
         self.killed = False
         """Whether the host killed the child (its restart is not delayed)."""
         self.code = None  # its code is an installed distribution, not the configuration's
+        track(self.runtime.root, self.close)  # removed at exit even without close()
 
     def may_restart(self) -> str | None:
         """Always: an isolated pack's code is installed, not reviewed from the configuration."""
@@ -346,6 +348,7 @@ class IsolatedMount(_Mount):
         """Stop the child, remove its private directory and release its environment."""
         self.connection.close()
         self.runtime.close()
+        forget(self.runtime.root)
         if self.held is not None:
             self.held.close()
             self.held = None
