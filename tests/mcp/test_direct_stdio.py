@@ -109,7 +109,14 @@ def test_stdio_serves_without_the_mcp_sdk_installed(tmp_path: Path) -> None:
     assert "sdk loaded: []" in stderr
     assert answers[1]["result"] == {
         "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {"listChanged": False}, "logging": {}},
+        "capabilities": {
+            "tools": {"listChanged": False},
+            "logging": {},
+            # answered with empty lists when no pack offers any, as the SDK's server does
+            "prompts": {"listChanged": False},
+            "resources": {"subscribe": True, "listChanged": False},
+            "completions": {},
+        },
         "serverInfo": {
             "name": "toolpacks:calc",
             "version": answers[1]["result"]["serverInfo"]["version"],
@@ -121,11 +128,7 @@ def test_stdio_serves_without_the_mcp_sdk_installed(tmp_path: Path) -> None:
     assert answers["c"]["result"]["isError"] is False
     assert answers[5]["error"]["code"] == -32602
     assert answers[5]["error"]["message"].startswith("Unknown tool: nope.")
-    assert answers[6]["error"] == {
-        "code": -32601,
-        "message": "Method not found",
-        "data": "resources/list",
-    }
+    assert answers[6]["result"] == {"resources": []}
     assert answers[7]["error"]["code"] == -32602
     assert answers[8]["result"]["isError"] is True
     assert "duplicate key 'a'" in answers[8]["result"]["content"][0]["text"]
@@ -159,7 +162,12 @@ def test_a_2026_session_over_stdio_has_the_sdks_shapes(tmp_path: Path) -> None:
     assert server_meta["io.modelcontextprotocol/serverInfo"]["name"] == "toolpacks:calc"
     assert answers[0]["result"] == {
         "supportedVersions": ["2026-07-28"],
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {
+            "tools": {"listChanged": False},
+            "prompts": {"listChanged": False},
+            "resources": {"subscribe": True, "listChanged": False},
+            "completions": {},
+        },
         "cacheScope": "private",
         "ttlMs": 0,
         "resultType": "complete",

@@ -156,8 +156,15 @@ def test_bad_arguments_are_an_error_result(served: HttpServer, mode: str) -> Non
 def test_an_unknown_tool_is_a_protocol_error_naming_the_tools(
     served: HttpServer, mode: str
 ) -> None:
-    """A name the agent does not list is the JSON-RPC error, with the names it does list."""
-    with pytest.raises(MCPError, match=r"Unknown tool: exit_now\. Available tools: add, pid\."):
+    """A name the agent does not list is the JSON-RPC error, with the names it does list.
+
+    ``exit_now`` is in the agent's packs but its ``exclude`` leaves it out: the error says so.
+    """
+    expected = (
+        r"Unknown tool: exit_now\. exit_now is not in this toolset: agents\.beta\.exclude "
+        r"leaves it out\. Available tools: add, pid\."
+    )
+    with pytest.raises(MCPError, match=expected):
         run(call(served.url("beta"), "exit_now", {}, mode=mode))
 
 

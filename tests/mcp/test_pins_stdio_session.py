@@ -114,7 +114,7 @@ SESSIONS: dict[str, list[dict[str, Any]]] = {
 
 
 def _run(script: Path, lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
-    """Send ``lines``, keep the input open until every request is answered (20 s at most).
+    """Send ``lines``, keep the input open until every request is answered (90 s at most).
 
     Closing the input at once would end the SDK's server before it answers the last request.
     """
@@ -132,7 +132,7 @@ def _run(script: Path, lines: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]
     try:
         proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
         proc.stdin.flush()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 90
         with selectors.DefaultSelector() as selector:
             selector.register(proc.stdout, selectors.EVENT_READ)
             while set(answers) < wanted and time.monotonic() < deadline:

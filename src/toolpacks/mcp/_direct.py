@@ -173,7 +173,9 @@ class ToolAnswers:
 
     def unknown(self, name: str) -> str:
         """The message of the -32602 error for a call of ``name``, which is not exposed."""
-        return self.toolset.unknown_message(name, self.toolset.names())
+        # The SDK's own wording ("Unknown tool: NAME"), then why and what there is.
+        message = self.toolset.unknown_message(name, self.toolset.names())
+        return message.replace(f"Unknown tool '{name}'.", f"Unknown tool: {name}.", 1)
 
     def duplicate_key(self, name: str, key: str) -> dict[str, Any]:
         """The answer to a ``tools/call`` of ``name`` whose arguments repeat ``key``.
