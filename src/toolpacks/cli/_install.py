@@ -212,14 +212,14 @@ def _uv_pip(*args: str) -> None:
     import subprocess
 
     from toolpacks.exceptions import PackError
-    from toolpacks.packs.isolated._env import uv_command
+    from toolpacks.packs.isolated._env import _uv_environ, uv_command
 
     try:
         uv = uv_command()
     except PackError as exc:
         raise CliError(str(exc)) from exc
     command = [*uv, "pip", *args, "--python", sys.executable, "--quiet"]
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env = _uv_environ(os.environ)  # a pack's build code gets none of the host's secrets
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
         raise CliError(f"uv pip {args[0]} failed:\n  {done.stderr.strip()[-2000:]}")

@@ -199,8 +199,19 @@ def env_for(requirement: str, base_dir: Path, environ: Mapping[str, str] | None 
     return Env(cache_dir(environ) / "envs" / digest, shown)
 
 
+_BUILD_PASSED = frozenset(
+    {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TEMP", "TMP", "XDG_CACHE_HOME"}
+    | {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+    | {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "PIP_INDEX_URL", "PIP_CERT"}
+)
+"""Host variables uv gets (where to find programs, its cache, the index, proxies); with
+those starting ``UV_`` (its own configuration). uv hands its environment to a build backend,
+so a pack's build code sees these and nothing else of the host's."""
+
+
 def _uv_environ(environ: Mapping[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    """The environment uv (and the build code it runs) gets: the few variables it needs."""
+    env = {k: v for k, v in environ.items() if k in _BUILD_PASSED or k.startswith("UV_")}
     env.setdefault("UV_NO_PROGRESS", "1")
     return env
 
