@@ -525,3 +525,68 @@ def test_host_mounts_the_real_simpleeval_plugin(llm_venv: Venv, tmp_path: Path) 
     assert out["good"] == [False, "42", "c1"]
     assert out["bad"][0] is True
     assert "- expr: unexpected argument" in out["bad"][1]
+
+
+def _llm_with_input(
+    venv: Venv, cwd: Path, env: dict[str, str], stdin: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the venv's ``llm`` on a terminal whose input is ``stdin`` (the person's answers).
+
+    A terminal, not a pipe: llm reads piped input as part of the prompt.
+    """
+    import os
+
+    controller, terminal = os.openpty()
+    try:
+        os.write(controller, stdin.encode())
+        process = subprocess.Popen(
+            [str(venv.root / "bin" / "llm"), *args],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env={**venv.env, **env},
+        )
+        os.close(terminal)
+        terminal = -1
+        try:
+            out, err = process.communicate(timeout=300)
+        finally:
+            process.kill()
+    finally:
+        os.close(controller)
+        if terminal >= 0:
+            os.close(terminal)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_llms_approval_prompt_approves_for_toolpacks(
+    llm_venv: Venv, agent_dir: Path, answer: str
+) -> None:
+    """``llm --ta``: the person's yes runs a tool that requires approval; a no never does."""
+    env = {adapter.AGENT_ENV: "demo", adapter.CONFIG_ENV: "agents.toml"}
+    prompt = json.dumps({"tool_calls": [{"name": "wipe", "arguments": {"path": "/data"}}]})
+    done = _llm_with_input(
+        llm_venv, agent_dir, env, answer + "\n", "-m", "echo", "-n", "--ta", "-T", "wipe", prompt
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Approve tool call?" in done.stdout  # llm's own prompt (click writes it there)
+    final = json.loads(done.stdout[done.stdout.rindex('{\n  "prompt"') :])
+    [result] = final["tool_results"]
+    if answer == "y":
+        assert result["output"] == "wiped /data"
+    else:
+        assert result["output"].startswith("Cancelled")
+
+
+@pytest.mark.slow
+def test_llm_tools_list_shows_each_parameter(llm_venv: Venv, agent_dir: Path) -> None:
+    """``llm tools list`` prints each parameter of a toolpacks tool, not ``**arguments``."""
+    env = {adapter.AGENT_ENV: "demo", adapter.CONFIG_ENV: "agents.toml"}
+    listed = llm_venv.run("llm", "tools", "list", cwd=agent_dir, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "wipe(path: str, *, llm_tool_call=None) (plugin: toolpacks)" in listed.stdout
+    assert "**arguments" not in listed.stdout
