@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -148,13 +149,40 @@ def cmd_install(args: argparse.Namespace) -> int:
     print(f"installed {', '.join(names)} into {where} ({took:.1f} s)")
     path = _config_path(args)
     if args.isolated or args.agent:
+        trusted = _trusted(path)
         for name in names:
             if args.isolated:
                 add_isolated(path, name, _shown_requirement(args.requirement, base))
             if args.agent:
                 add_to_agent(path, args.agent, name)
         print(f"updated {path}")
+        if trusted:
+            _trust_again(path)
+            print(f"{path} stays trusted: it was, and the only change is the one made here")
     return 0
+
+
+def _trusted(path: Path) -> bool:
+    """Whether the configuration at ``path`` is trusted as it is now (``toolpacks trust``)."""
+    from toolpacks.host._trust_scope import config_fingerprint
+    from toolpacks.host.config._load import load_config
+    from toolpacks.packs._trust import is_trusted
+
+    if not path.is_file():
+        return False
+    try:
+        return is_trusted(path, config_fingerprint(load_config(path)))
+    except Exception:  # a file that does not load is not trusted as it is
+        return False
+
+
+def _trust_again(path: Path) -> None:
+    """Trust ``path`` as this command left it (it was trusted just before the edit)."""
+    from toolpacks.host._trust_scope import config_fingerprint
+    from toolpacks.host.config._load import load_config
+    from toolpacks.packs._trust import trust
+
+    trust(path, config_fingerprint(load_config(path)))
 
 
 def _shown_requirement(requirement: str, base: Path) -> str:
@@ -163,10 +191,11 @@ def _shown_requirement(requirement: str, base: Path) -> str:
     local = local_requirement(requirement, base.resolve())
     if local is None:
         return requirement
-    try:
-        return "./" + str(local.relative_to(base.resolve()))
-    except ValueError:
+    try:  # relative to the configuration's directory: the configuration stays portable
+        shown = os.path.relpath(local, base.resolve())
+    except ValueError:  # another drive
         return str(local)
+    return shown if shown.startswith("..") else "./" + shown
 
 
 def _install_isolated(requirement: str, base: Path) -> list[str]:
@@ -191,7 +220,42 @@ def _install_isolated(requirement: str, base: Path) -> list[str]:
     )
     if done.returncode != 0:
         raise CliError(f"cannot list the packs of {requirement}: {done.stderr.strip()[-500:]}")
-    return sorted({name for name, _ in json.loads(done.stdout)})
+    names = sorted({name for name, _ in json.loads(done.stdout)})
+    _check_imports(env.python, names, requirement)
+    return names
+
+
+def _check_imports(python: Path, names: list[str], requirement: str) -> None:
+    """Import each pack's module in its environment now, not at its first call.
+
+    Raises:
+        CliError: A pack cannot be imported (its error, and that nothing was configured).
+    """
+    import subprocess
+
+    script = (
+        "import sys, importlib.metadata as m\n"
+        "for e in m.entry_points(group='toolpacks'):\n"
+        "    if e.name in sys.argv[1:]:\n"
+        "        e.load()\n"
+    )
+    environ = {"PATH": f"{python.parent}{os.pathsep}/usr/bin:/bin", "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        [str(python), "-c", script, *names],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environ, "PYTHONSAFEPATH": "1"},
+        check=False,
+    )
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        error = lines[-1] if lines else f"exit status {done.returncode}"
+        raise CliError(
+            f"{requirement} installed into its own environment, but its pack "
+            f"{', '.join(names)} cannot be imported: {error}. The configuration was not "
+            "changed; fix the pack (or its dependencies) and install it again"
+        )
 
 
 def _install_here(requirement: str) -> list[str]:
