@@ -339,3 +339,32 @@ def test_a_toolset_handler_decides_in_every_adapter() -> None:
     with pytest.raises(Exception, match="requires approval"):
         made.implementation(path="/tmp/a")
     assert world.ran == []
+
+
+def test_the_guides_table_names_a_test_per_adapter() -> None:
+    """docs/guides/integrations/index.md: one row per adapter, each naming tests that exist."""
+    import re
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    page = here.parents[1] / "docs" / "guides" / "integrations" / "index.md"
+    rows = [
+        line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| [")
+    ]
+    assert [re.match(r"\| \[([^\]]+)\]", row)[1] for row in rows] == [  # type: ignore[index]
+        "pydantic-ai",
+        "openai-agents",
+        "LangChain",
+        "Strands Agents",
+        "llm",
+    ]
+    for row in rows:
+        tests = row.rsplit("|", 2)[1]
+        files = re.findall(r"`(test_\w+\.py)`", tests)
+        assert files, row
+        for name in re.findall(r"`(test_\w+)`", tests):
+            assert any(f"def {name}(" in (here / f).read_text(encoding="utf-8") for f in files), (
+                name
+            )
+        for param in re.findall(r"`\[([\w-]+)\]`", tests):
+            assert param in ADAPTERS, param
