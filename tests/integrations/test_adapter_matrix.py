@@ -95,7 +95,7 @@ class _LocalSearch(FunctionModel):
         return frozenset()
 
 
-def _pydantic_ai_deferral(world: World) -> list[str]:
+def _pydantic_ai_deferral(world: World, capabilities: list[Any] | None = None) -> list[str]:
     seen: list[str] = []
 
     def respond(messages: list[Any], info: AgentInfo) -> ModelResponse:
@@ -108,8 +108,10 @@ def _pydantic_ai_deferral(world: World) -> list[str]:
             return ModelResponse(parts=[ToolCallPart("get_customer", {"customer_id": "c7"})])
         return ModelResponse(parts=[TextPart("done")])
 
-    # No capabilities: pydantic-ai adds its tool search itself when a tool is deferred.
-    agent = Agent(_LocalSearch(respond), toolsets=[as_toolset(world.toolset)])
+    # No capabilities by default: pydantic-ai adds its tool search itself.
+    agent = Agent(
+        _LocalSearch(respond), toolsets=[as_toolset(world.toolset)], capabilities=capabilities
+    )
     assert agent.run_sync("who is c7?").output == "done"
     return seen
 
@@ -299,6 +301,17 @@ def test_the_frameworks_approval_decides(adapter: str, approve: bool) -> None:
     world = World()
     APPROVAL[adapter](world, approve)
     assert world.ran == (["delete /tmp/a"] if approve else [])
+
+
+def test_pydantic_ai_with_its_tool_search_capability_named_too() -> None:
+    """``capabilities=[ToolSearch()]``, as pydantic-ai's docs show it, finds the tool the same."""
+    from pydantic_ai.capabilities import ToolSearch
+
+    world = World()
+    results = _pydantic_ai_deferral(world, [ToolSearch()])
+    assert world.ran == ["get_customer c7"]
+    assert "get_customer" in results[0]
+    assert results[-1] == "customer c7: Ada"
 
 
 def test_llm_without_its_approval_refuses_and_names_the_fix() -> None:
