@@ -90,7 +90,10 @@ def _failure_cause(record: logging.LogRecord) -> str | None:
 
 
 class _Shown(logging.Filter):
-    """Drops conflict records (unless verbose) and, with ``once``, repeated messages.
+    """Drops what the command's log does not show.
+
+    Audit records (they are for the operator's own handler of ``toolpacks.audit``), conflict
+    records (unless verbose) and, with ``once``, repeated messages.
 
     With ``once``, pack-failure warnings are also held (see ``release_pack_failures``).
     """
@@ -104,6 +107,8 @@ class _Shown(logging.Filter):
         self.shown_elsewhere = False
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "toolpacks.audit":  # for the operator's own handler, not this log
+            return False
         if not self.verbose and is_conflict_record(record):
             return False
         if self.once:
