@@ -198,6 +198,7 @@ def test_toolset_json(site: Any, clock_source: str, capsys: pytest.CaptureFixtur
                 "require_approval": False,
             }
         ],
+        "left_out": {},  # what the agent's selection removed, and by which key (issue 35)
     }
     status, out, _ = run(capsys, "toolset", "nobody")
     assert "0 tools" in out
