@@ -153,7 +153,7 @@ def test_serve_over_http_still_needs_the_mcp_sdk(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode != 0
-    assert "toolpacks[mcp]" in done.stderr
+    assert "toolpacks[http]" in done.stderr  # the http extra brings the SDK and the server
 
 
 STRANDY = """
