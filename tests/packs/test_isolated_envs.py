@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -196,11 +197,15 @@ def test_install_isolated_then_call_toolset_serve_and_gc(
 ) -> None:
     work = tmp_path / "project"
     work.mkdir()
+    # A copy of the pack of its own: environments are shared machine-wide by requirement, and
+    # `gc` keeps one another existing project used (the other tests' alpha), so this test's
+    # environment must be this project's alone for `gc` to remove it.
+    alpha = shutil.copytree(repos["alpha"], tmp_path / "toolpacks-alpha")
     config = work / "toolpacks.toml"
     config.write_text("# my agents\n[settings]\nmax_concurrency = 4\n", encoding="utf-8")
     done = _toolpacks(
         "install",
-        str(repos["alpha"]),
+        str(alpha),
         "--isolated",
         "--agent",
         "dev",
@@ -247,7 +252,7 @@ def test_install_isolated_then_call_toolset_serve_and_gc(
         url[1].terminate()
         url[1].wait(30)
 
-    env = env_for(str(repos["alpha"]), work)
+    env = env_for(str(alpha), work)
     assert env.ready
     removed = _toolpacks("--config", str(config), "uninstall", "alpha", cwd=work)
     assert removed.returncode == 0, removed.stderr
