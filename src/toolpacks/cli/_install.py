@@ -81,7 +81,7 @@ def serve_pack(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from toolpacks.host._host import Host
-    from toolpacks.host.credentials._relay import relaying
+    from toolpacks.host.credentials._relay import CHILD, relaying
     from toolpacks.mcp._server import _exit_abandoning, _serve_blocking
     from toolpacks.packs.isolated._manifest import write_manifest
 
@@ -104,7 +104,11 @@ def serve_pack(args: argparse.Namespace) -> int:
             return 0
         if args.manifest:
             write_manifest(Path(args.manifest), manifest)
-        outcome = _serve_blocking(toolset, args.expose_errors, None, f"toolpacks:{name}")
+        child = CHILD.set(True)  # the host that started us says who each call is for
+        try:
+            outcome = _serve_blocking(toolset, args.expose_errors, None, f"toolpacks:{name}")
+        finally:
+            CHILD.reset(child)
         if outcome.abandoned or outcome.stuck_threads:
             host.close()
             _exit_abandoning(outcome)

@@ -17,6 +17,7 @@ from typing import Any
 from toolpacks.exceptions import ToolDefinitionError, ToolError
 
 __all__ = [
+    "PRINCIPAL_META_KEY",
     "RELAY_META_KEY",
     "CallCredentials",
     "ConnectRequired",
@@ -27,6 +28,8 @@ __all__ = [
 
 RELAY_META_KEY = "io.toolpacks/credentials"
 """The ``_meta`` key of the credentials a host relays to its isolated pack's child."""
+PRINCIPAL_META_KEY = "io.toolpacks/principal"
+"""The ``_meta`` key of the call's principal (subject, scopes) relayed to that child."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -121,12 +124,20 @@ def no_credentials(name: str, tool: str | None) -> CredentialError:
 
 
 def relayed_meta(tag: object, relay: bool = True) -> dict[str, Any] | None:
-    """The ``_meta`` carrying a call's resolved credentials to an isolated pack's child.
+    """The ``_meta`` carrying a call's credentials and principal to an isolated pack's child.
 
     ``tag`` holds the call's ``ToolContext`` in ``.context``; None when it holds none or
     ``relay`` is false (a server that is not the host's own child gets nothing).
     """
-    held = getattr(getattr(tag, "context", None), "credentials", None) if relay else None
-    if not isinstance(held, CallCredentials):
-        return None
-    return {RELAY_META_KEY: held.values()}
+    context = getattr(tag, "context", None) if relay else None
+    held = getattr(context, "credentials", None)
+    principal = getattr(context, "principal", None)
+    meta: dict[str, Any] = {}
+    if isinstance(held, CallCredentials):
+        meta[RELAY_META_KEY] = held.values()
+    if principal is not None:  # who the call is for: subject and scopes (not the claims)
+        meta[PRINCIPAL_META_KEY] = {
+            "subject": principal.subject,
+            "scopes": sorted(principal.scopes),
+        }
+    return meta or None

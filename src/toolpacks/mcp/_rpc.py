@@ -26,8 +26,14 @@ from typing import Any
 
 from toolpacks._version import __version__
 from toolpacks.core._channel import LOG_LEVELS
-from toolpacks.host.credentials._relay import take
-from toolpacks.mcp._direct import INVALID_PARAMS, Notify, ToolAnswers, UnknownTool
+from toolpacks.host.credentials._relay import CHILD, take
+from toolpacks.mcp._direct import (
+    INVALID_PARAMS,
+    SERVED_PRINCIPAL,
+    Notify,
+    ToolAnswers,
+    UnknownTool,
+)
 from toolpacks.mcp._notify import ClientState, InputChannel, Outgoing, PeerChannel, Send
 from toolpacks.mcp._offered import METHODS as OFFERED
 from toolpacks.mcp._offered import SUBSCRIBING, OfferedAnswers, OfferError, Subscriptions
@@ -243,7 +249,9 @@ class Session:
         channel = self._channel(params, modern=bool(extra))
 
         async def run() -> Message:
-            take(params)  # credentials relayed by the host to its isolated pack (serve --pack)
+            relayed = take(params)  # credentials relayed by the host to its isolated pack
+            if CHILD.get():  # serve --pack: who the host's call is for (never kept across)
+                SERVED_PRINCIPAL.set(relayed)
             try:
                 result = await self.answers.call(name, arguments, request_id, notify, channel)
             except UnknownTool as exc:

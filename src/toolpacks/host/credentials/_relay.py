@@ -16,7 +16,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._credentials import RELAY_META_KEY, CallCredentials, relayed_meta
+from toolpacks.core._credentials import (
+    PRINCIPAL_META_KEY,
+    RELAY_META_KEY,
+    CallCredentials,
+    relayed_meta,
+)
+from toolpacks.core._principal import Principal
 from toolpacks.core._result import ToolResult, error_result
 
 if TYPE_CHECKING:
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
     from toolpacks.core.define._definition import ToolDefinition
 
 __all__ = [
+    "CHILD",
     "META_KEY",
     "RELAYED",
     "RELAYING",
@@ -61,14 +68,34 @@ def relaying() -> Iterator[None]:
         RELAYING.reset(reset)
 
 
-def take(params: Any) -> None:
-    """Note the credentials a request's ``_meta`` relays (in a child serving ``--pack``)."""
+CHILD: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "toolpacks_isolated_child", default=False
+)
+"""True while ``serve --pack`` serves: the host that started it says who each call is for."""
+
+
+def take(params: Any) -> Principal | None:
+    """Note the credentials a request's ``_meta`` relays (in a child serving ``--pack``).
+
+    Returns:
+        The call's principal the host relayed, only in a child serving ``--pack`` (``CHILD``);
+        any other server ignores a principal a client writes in ``_meta``.
+    """
     meta = params.get("_meta") if isinstance(params, dict) else None
     values = meta.get(META_KEY) if isinstance(meta, dict) else None
     if isinstance(values, dict) and all(isinstance(v, str) for v in values.values()):
         RELAYED.set(values)
     else:
         RELAYED.set(None)
+    who = meta.get(PRINCIPAL_META_KEY) if isinstance(meta, dict) and CHILD.get() else None
+    if not isinstance(who, dict):
+        return None
+    subject, scopes = who.get("subject"), who.get("scopes")
+    if not isinstance(subject, str) or not subject or not isinstance(scopes, list):
+        return None
+    if not all(isinstance(scope, str) for scope in scopes):
+        return None
+    return Principal(subject, scopes=frozenset(scopes))
 
 
 class RelayedCredentials:
