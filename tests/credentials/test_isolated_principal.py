@@ -69,6 +69,9 @@ def test_an_isolated_tool_sees_the_calls_principal(site: Any, dirs: dict[str, Pa
         assert lacking.is_error
         assert "missing scope repo.read" in lacking.error.message
         assert call("read_repo", None).is_error  # fail closed without a principal
+        # The host knows the child's tool's scopes: its views hide it before any child call.
+        assert "read_repo" not in toolset.for_principal(Principal("bob")).names()
+        assert "read_repo" in toolset.for_principal(Principal("a", scopes={"repo.read"})).names()
 
 
 def _tag(principal: Principal | None) -> Any:

@@ -71,6 +71,7 @@ def manifest_of(name: str, toolset: Toolset) -> Manifest:
                 require_approval=entry.require_approval,
                 output_schema=tool.output_schema,
                 credentials=tool.credentials,
+                scopes=tuple(sorted(tool.scopes)),
             )
         )
     return Manifest(name, tuple(records), distribution, version)

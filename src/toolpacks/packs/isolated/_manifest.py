@@ -52,6 +52,8 @@ class ToolRecord:
     """Its declared output schema (not wrapped)."""
     credentials: tuple[str, ...] = ()
     """The per-user credentials it declares (the host resolves them and relays the values)."""
+    scopes: tuple[str, ...] = ()
+    """The scopes a call's principal needs (checked in the host before the child is asked)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -62,6 +64,7 @@ class ToolRecord:
             "require_approval": self.require_approval,
             "output_schema": self.output_schema,
             "credentials": list(self.credentials),
+            "scopes": list(self.scopes),
         }
 
 
@@ -138,4 +141,5 @@ def _record(entry: Mapping[str, Any]) -> ToolRecord:
         require_approval=bool(entry.get("require_approval")),
         output_schema=entry.get("output_schema"),
         credentials=tuple(str(c) for c in entry.get("credentials") or ()),
+        scopes=tuple(str(s) for s in entry.get("scopes") or ()),
     )

@@ -431,6 +431,7 @@ def _isolated_tool(mount: IsolatedMount, remote: mcp_types.Tool, record: ToolRec
         require_approval=record.require_approval,
         validate_output=False,  # the MCP client checks structured content already
         credentials=record.credentials,  # resolved by the host, relayed with each call
+        scopes=record.scopes,  # refused in the host first; the child checks them again
     )
     if record.output_schema is not None:
         t._output_schema = dict(record.output_schema)
