@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolpacks.core._secrets import scrub, secret_values
 from toolpacks.packs._statefiles import atomic_write
 from toolpacks.packs.entrypoints._pinning import (
     canonical_definition,
@@ -40,6 +41,9 @@ def write_lock(host: Host, output: str | os.PathLike[str] | None = None) -> Path
     """
     host.check_trusted()
     path = Path(output) if output else lock_path(host.config.base_dir)
+    # A definition may quote a secret setting (a description naming a token): the file keeps
+    # its hash (what pins are checked by) but shows the definition with secrets masked.
+    secrets = secret_values(host.config.raw, host._environ)
     packs: dict[str, Any] = {}
     for info in host.packs:
         if info.status not in ("available", "loaded"):
@@ -50,13 +54,29 @@ def write_lock(host: Host, output: str | os.PathLike[str] | None = None) -> Path
         packs[info.name] = {
             "version": loaded.info.version,
             "tools": {
-                t.scoped_name: {"sha256": definition_hash(t), "definition": canonical_definition(t)}
+                t.scoped_name: {
+                    "sha256": definition_hash(t),
+                    "definition": _masked(canonical_definition(t), secrets),
+                }
                 for t in loaded.tools.values()
             },
         }
     text = json.dumps({"version": 1, "packs": packs}, indent=2, sort_keys=True, default=str)
-    atomic_write(path, text + "\n", mode=0o644)
+    atomic_write(path, text + "\n", mode=0o600)  # the user's own, like every state file
     return path
+
+
+def _masked(value: Any, secrets: list[str]) -> Any:
+    """``value`` with every secret in its strings masked (``scrub``: encoded forms too)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {scrub(str(k), secrets): _masked(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(v, secrets) for v in value]
+    return value
 
 
 def check_pins(host: Host) -> list[tuple[str, str]]:
