@@ -94,7 +94,8 @@ def test_pydantic_ai_two_principals_each_get_their_own_value(pack_of: Any) -> No
     assert bob == f"token={BOB_TOKEN}"
     assert "toolpacks credentials set github --subject carol" in carol
     assert "ghp_" not in carol
-    assert ALICE_TOKEN not in carol and BOB_TOKEN not in carol
+    assert ALICE_TOKEN not in carol
+    assert BOB_TOKEN not in carol
 
 
 def test_langchain_two_principals_each_get_their_own_value(pack_of: Any, run: Any) -> None:
@@ -120,4 +121,5 @@ def test_langchain_two_principals_each_get_their_own_value(pack_of: Any, run: An
     assert "toolpacks credentials set github --subject carol" in carol
     assert "ghp_" not in carol
     nobody = str(lc.invoke(call).content)
-    assert "no principal" in nobody and "ghp_" not in nobody
+    assert "no principal" in nobody
+    assert "ghp_" not in nobody
