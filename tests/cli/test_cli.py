@@ -119,7 +119,8 @@ def test_list_tools_imports_and_shows_qualified_names_and_tags(
     assert "clock.now  [read, time]" in out
     status, out, _ = run(capsys, "list", "--tools", "--json")
     data = json.loads(out)
-    assert {"name": "clock.now", "tags": ["read", "time"]} in data["tools"]
+    row = {"name": "clock.now", "tags": ["read", "time"], "scopes": [], "credentials": []}
+    assert row in data["tools"]
     (pack,) = [p for p in data["packs"] if p["name"] == "clock"]
     assert pack["status"] == "loaded"
     assert pack["tools"] == ["clock.now"]

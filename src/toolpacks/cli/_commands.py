@@ -59,21 +59,19 @@ def cmd_list(args: argparse.Namespace) -> int:
                 host.load(info.name)
         packs = [p.to_dict() for p in host.packs]
         tools = {
-            q: sorted(t.tags)
+            q: {"name": q, "tags": sorted(t.tags), **_access(t)}
             for p in host.packs
             if p.status == "loaded"
             for q, t in host.load(p.name).tools.items()
         }
         host.close()
         if args.json:
-            print_json(
-                {"packs": packs, "tools": [{"name": q, "tags": tg} for q, tg in tools.items()]}
-            )
+            print_json({"packs": packs, "tools": list(tools.values())})
             return 0
         for p in packs:
             print(pack_line(p))
             for q in p["tools"]:
-                tags = ", ".join(tools.get(q, []))
+                tags = ", ".join(tools[q]["tags"] if q in tools else [])
                 print(f"    {q}" + (f"  [{tags}]" if tags else ""))
         return 0
     from toolpacks.cli._listing import list_packs
@@ -173,6 +171,7 @@ def _show_tool(host: Any, args: argparse.Namespace, secrets: tuple[str, ...]) ->
             "require_approval": t.require_approval,
             "allowed_agents": sorted(t.allowed_agents) if t.allowed_agents is not None else None,
             "hints": {k: getattr(t.hints, k) for k in HINTS},
+            **_access(t),
         },
         secrets,
     )
@@ -186,6 +185,9 @@ def _show_tool(host: Any, args: argparse.Namespace, secrets: tuple[str, ...]) ->
     print(f"requires approval: {'yes' if data['require_approval'] else 'no'}")
     if data["allowed_agents"] is not None:
         print(f"allowed agents: {', '.join(data['allowed_agents']) or 'none'}")
+    for key in ("scopes", "credentials"):
+        if data[key]:
+            print(f"{key}: {', '.join(data[key])}")
     print("input schema:")
     print(json.dumps(data["input_schema"], indent=2))
     if data["output_schema"] is None:
@@ -194,6 +196,11 @@ def _show_tool(host: Any, args: argparse.Namespace, secrets: tuple[str, ...]) ->
         print("output schema:")
         print(json.dumps(data["output_schema"], indent=2))
     return 0
+
+
+def _access(t: Any) -> dict[str, list[str]]:
+    """A tool's scopes and credential names, as sorted lists (names only, never values)."""
+    return {"scopes": sorted(t.scopes), "credentials": sorted(t.credentials)}
 
 
 def _hint(key: str, value: bool | None) -> str:
