@@ -23,7 +23,7 @@ from toolpacks.core.define._docstrings import parse_docstring
 from toolpacks.core.define._hints import unwrap_partial
 from toolpacks.core.define._output import output_of, output_type_of
 from toolpacks.core.define._schema import ExtraArgs, Signature, analyze, docstring_of
-from toolpacks.core.define._text import hidden_characters
+from toolpacks.core.define._text import hidden_characters, hidden_in_schema
 from toolpacks.core.define._traits import (
     Kind,
     MissingDocstringWarning,
@@ -293,6 +293,13 @@ class ToolDefinition:
             if explicit_schema is not None
             else (self._signature.input_schema if self._signature else {"type": "object"})
         )
+        hidden = hidden_in_schema(self._input_schema)
+        if hidden:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: {hidden[0]} in its input schema contains invisible or "
+                f"bidirectional control characters ({', '.join(hidden[1])}), which can hide "
+                "instructions from a reviewer; remove them"
+            )
         self._abandoned = 0
         self._abandoned_lock = threading.Lock()
         self._plan: Any = None
