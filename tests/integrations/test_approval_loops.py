@@ -301,3 +301,23 @@ def test_langchain_a_toolset_with_a_handler_gets_no_interrupts() -> None:
 
     assert lc.interrupt_on(Toolset([delete], approval=lambda request: True)) == {}
     assert list(lc.interrupt_on(Toolset([delete]))) == ["delete"]
+
+
+def test_langchain_a_rejected_calls_verdict_is_not_kept_for_a_later_call_with_its_id() -> None:
+    """A later call reusing a rejected call's id, with other arguments, is decided anew.
+
+    A rejected call never reaches the tool, so its verdict stayed behind and paused the
+    later call although the hooks allow it.
+    """
+    files = Files("hook", lambda path: "allow" if path == "/tmp" else "ask")
+    first_agent = _langchain_agent(files, _chat(("delete", {"path": "/home"}, "c1")))
+    config: Any = {"configurable": {"thread_id": "rejected-first"}}
+    first = first_agent.invoke({"messages": [{"role": "user", "content": "delete"}]}, config)
+    assert first["__interrupt__"]
+    first_agent.invoke(Command(resume={"decisions": [{"type": "reject"}]}), config)
+    assert files.ran == []
+    later_agent = _langchain_agent(files, _chat(("delete", {"path": "/tmp"}, "c1")))
+    later_config: Any = {"configurable": {"thread_id": "same-id-later"}}
+    later = later_agent.invoke({"messages": [{"role": "user", "content": "clean"}]}, later_config)
+    assert "__interrupt__" not in later, "the old verdict paused a call the hooks allow"
+    assert files.ran == ["/tmp"]

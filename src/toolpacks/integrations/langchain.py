@@ -185,9 +185,14 @@ def _when(toolset: Toolset, name: str, reviewed: _Reviewed) -> Callable[[Any], b
         call_id = tool_call.get("id")
         if not call_id:
             return False  # no id to match an approval with: the call itself is refused
+        arguments = tool_call.get("args") or {}
         known = reviewed.verdicts.get(call_id)  # asked again on resume: the same answer
+        if known is not None and reviewed.arguments.get(call_id) != arguments:
+            # The same id with other arguments is another call (a verdict of a rejected
+            # call stays behind, since it never reaches the tool): decided anew.
+            reviewed.pop(call_id)
+            known = None
         if known is None:
-            arguments = tool_call.get("args") or {}
             known = run_sync(probe(toolset, name, arguments, call_id=call_id))
             if known is None:
                 return False
