@@ -193,9 +193,13 @@ def test_elicitation_on_2026_goes_by_input_required_rounds(
     assert text(sampled) == "model said: 42"
 
 
-@pytest.mark.parametrize("mode", MODES)
+# A capable client on 2026-07-28 ("auto") is answered by input-required rounds (the test
+# above): that pair is not generated here.
+_NO_WAY = [(m, c) for m in MODES for c in (True, False) if not (m == "auto" and c)]
+
+
+@pytest.mark.parametrize(("mode", "capable"), _NO_WAY)
 @pytest.mark.parametrize("tool", ["ask_person", "ask_model"])
-@pytest.mark.parametrize("capable", [True, False])
 @pytest.mark.parametrize("listening", [True, False])
 def test_asking_without_a_way_to_answer_is_a_clear_error(
     server: RichServer, mode: str, tool: str, capable: bool, listening: bool
@@ -206,9 +210,6 @@ def test_asking_without_a_way_to_answer_is_a_clear_error(
     the capability; on the direct route (a plain call) and the streaming one (a progress
     token).
     """
-    if mode == "auto" and capable:
-        pytest.skip("answered by input-required rounds (the test above)")
-
     async def never(context: Any, params: Any) -> Any:
         raise AssertionError("the server cannot have asked over stateless HTTP")
 
