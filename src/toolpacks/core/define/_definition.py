@@ -293,11 +293,11 @@ class ToolDefinition:
             if explicit_schema is not None
             else (self._signature.input_schema if self._signature else {"type": "object"})
         )
-        hidden = hidden_in_schema(self._input_schema)
-        if hidden:
+        in_schema = hidden_in_schema(self._input_schema)
+        if in_schema:
             raise ToolDefinitionError(
-                f"tool {self.name!r}: {hidden[0]} in its input schema contains invisible or "
-                f"bidirectional control characters ({', '.join(hidden[1])}), which can hide "
+                f"tool {self.name!r}: {in_schema[0]} in its input schema contains invisible or "
+                f"bidirectional control characters ({', '.join(in_schema[1])}), which can hide "
                 "instructions from a reviewer; remove them"
             )
         self._abandoned = 0
