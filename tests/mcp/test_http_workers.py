@@ -93,7 +93,7 @@ def supervisor(target: str, count: int, **kwargs: Any) -> Any:
     from toolpacks.mcp.http._run import listen
     from toolpacks.mcp.http._workers import _Spec, _Supervisor
 
-    module = importlib.import_module("supervisor_hooks")
+    module = importlib.import_module(kwargs.pop("module", "supervisor_hooks"))
     spec = _Spec(
         config=None,
         agents=("solo",),
@@ -102,7 +102,7 @@ def supervisor(target: str, count: int, **kwargs: Any) -> Any:
         allowed_hosts=None,
         max_body_bytes=1024,
         expose_errors=False,
-        grace=5.0,
+        grace=kwargs.pop("grace", 5.0),
         log_level=None,
         limits=HttpLimits(),
         metrics_dir=kwargs.pop("metrics_dir", None),

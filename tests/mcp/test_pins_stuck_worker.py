@@ -8,7 +8,6 @@ is 3 (something did not stop cleanly), and no worker process is left behind.
 
 from __future__ import annotations
 
-import importlib
 import os
 import textwrap
 import threading
@@ -52,26 +51,10 @@ def marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_worker_ignoring_sigterm_is_killed_and_the_status_is_3(marks: Path) -> None:
-    from toolpacks.mcp.http._limits import HttpLimits
-    from toolpacks.mcp.http._run import listen
-    from toolpacks.mcp.http._workers import _Spec, _Supervisor
+    from .test_http_workers import supervisor
 
-    module = importlib.import_module("stuck_worker_hooks")
-    spec = _Spec(
-        config=None,
-        agents=("solo",),
-        token=None,
-        allowed_origins=None,
-        allowed_hosts=None,
-        max_body_bytes=1024,
-        expose_errors=False,
-        grace=0.5,
-        log_level=None,
-        limits=HttpLimits(),
-        metrics_dir=None,
-    )
-    sock = listen("127.0.0.1", 0)
-    sup = _Supervisor(spec, sock, 2, target=module.ignore_sigterm)
+    sup = supervisor("ignore_sigterm", 2, module="stuck_worker_hooks", grace=0.5)
+    sock = sup.sock
 
     def ready() -> set[int]:
         return {int(p.name.split("-", 1)[1]) for p in marks.glob("ready-*")}
