@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
@@ -11,38 +10,39 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from toolpacks.core import _logscrub
-from toolpacks.core._hooks import GlobalHook
-from toolpacks.core._secrets import redact, secret_values
-from toolpacks.core._tool import Tool
 from toolpacks.exceptions import ConfigError
-from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
-from toolpacks.host._assembly import (
-    call_options,
-    check_names,
-    entries,
-    request_for,
-    required_loaded,
-    resolve_packs,
-    select,
-)
-from toolpacks.host._compose import assemble
-from toolpacks.host._conflicts import ConflictContext, ConflictPolicy
-from toolpacks.host._host_hooks import HOOK_ARGS, TaggedAuthorizer, host_hook_caller
-from toolpacks.host._messages import no_agent_message
-from toolpacks.host._offerings import offered
-from toolpacks.host._sources import compose, installed
-from toolpacks.host._toolset import Toolset
+from toolpacks.host._gcpause import paused_gc
 from toolpacks.packs._record import LoadedPack, PackInfo, PackSource
-from toolpacks.packs.entrypoints._loading import load_pack, new_plugin_manager, paused_gc
 
-if TYPE_CHECKING:  # imported where used: its pydantic models cost ~30 ms to import
+if TYPE_CHECKING:  # the rest is imported where used, so that importing Host stays light
+    import logging
+
+    from toolpacks.core._hooks import GlobalHook
+    from toolpacks.core._tool import Tool
+    from toolpacks.host._approval import ApprovalHandler
+    from toolpacks.host._conflicts import ConflictPolicy
+    from toolpacks.host._toolset import Toolset
     from toolpacks.host.config._load import AgentConfig, LoadedConfig
 
 __all__ = ["Host", "PackInfo"]
 
-logger = logging.getLogger("toolpacks")
 _PACK_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+
+
+def _logger() -> logging.Logger:
+    import logging  # on first use, like the modules building a toolset: Host imports light
+
+    return logging.getLogger("toolpacks")
+
+
+def _close(packs: Iterable[LoadedPack]) -> None:
+    """Release what each of ``packs`` holds; a failure is logged, the others still closed."""
+    for pack in packs:
+        if pack.closer is not None:
+            try:
+                pack.closer()
+            except Exception:
+                _logger().exception("closing pack %r failed", pack.info.name)
 
 
 @dataclass(slots=True)
@@ -80,8 +80,11 @@ class Host:
         path: Sequence[str] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        from toolpacks.core import _logscrub
+        from toolpacks.core._secrets import secret_values
         from toolpacks.host.config._load import load_config
         from toolpacks.packs.entrypoints._discovery import path_entries, spare_pydantic_plugin_scan
+        from toolpacks.packs.entrypoints._loading import new_plugin_manager
         from toolpacks.packs.entrypoints._manifest import Manifests
 
         self._path = path_entries(path)  # one string is refused: Host(path="x.toml") is a slip
@@ -105,7 +108,6 @@ class Host:
         """Malformed entry-point metadata that discovery skipped (one message each)."""
         self._discovered = self._scan()
         self._state = _State(self._compose())
-
 
     @property
     def trusted(self) -> bool:
@@ -136,11 +138,15 @@ class Host:
         """Installed packs, unless discovery is off; records discovery's problems."""
         if not self._discover:
             return {}
+        from toolpacks.host._sources import installed
+
         sources, self.discovery_problems = installed(self.config.config, self._path, self._environ)
         return sources
 
     def _compose(self) -> dict[str, PackSource]:
         """Every pack the host knows (see ``_sources.compose``)."""
+        from toolpacks.host._sources import compose
+
         return compose(self.config, self._discovered, self._in_process, self._environ, self._path)
 
     @property
@@ -191,7 +197,7 @@ class Host:
                 f"{self.config.source}; add the pack under another name"
             )
         if previous is not None and previous.info.source == "entry_point":
-            logger.warning("in-process pack %r replaces %s", name, previous.info.describe())
+            _logger().warning("in-process pack %r replaces %s", name, previous.info.describe())
         module = obj.__name__ if isinstance(obj, ModuleType) else type(obj).__module__
         info = PackInfo(name, None, None, module, "available", source="in_process")
         settings = (
@@ -229,17 +235,13 @@ class Host:
         Toolsets built before keep working with the tools they have; a toolset built while
         this runs sees the old set or the new one, never a mix.
         """
+        from toolpacks.packs.entrypoints._loading import new_plugin_manager
+
         old = self._state
         self._pm = new_plugin_manager()
         self._discovered = self._scan()
         self._state = _State(self._compose())
-        for pack in old.loaded.values():
-            if pack.closer is not None:
-                try:
-                    pack.closer()
-                except Exception:
-                    logger.exception("closing pack %r failed", pack.info.name)
-
+        _close(old.loaded.values())
 
     def load(self, name: str) -> LoadedPack:
         """Import and register one pack (once); a failure is recorded, not raised.
@@ -272,6 +274,7 @@ class Host:
                 "it, then run `toolpacks trust`"
             )
             return LoadedPack(replace(info, status="failed", error=error))
+        from toolpacks.core._secrets import secret_values
         from toolpacks.host.config._load import resolve_env
 
         where = f"{self.config.source}: packs.{info.name}"
@@ -313,6 +316,7 @@ class Host:
             )
             return LoadedPack(replace(info, status="failed", error=error))
         if info.source in ("mcp", "isolated"):  # an isolated pack is a server of its own
+            from toolpacks.host._approval import ApprovalRequest, Approver
             from toolpacks.packs.mcp._client import load_mcp_pack as load
 
             ask = lambda **r: Approver(self.approval).ask(ApprovalRequest(**r))  # noqa: E731
@@ -320,6 +324,8 @@ class Host:
             return load(info, source.extra, self.config.base_dir, self._environ, ask)
         if info.source == "files":
             return self._load_files(info, source.extra)
+        from toolpacks.packs.entrypoints._loading import load_pack
+
         config_dir = self.config.path.parent if self.config.path is not None else None
         return load_pack(self._pm, source, settings, state.plugins, secrets, config_dir)
 
@@ -351,7 +357,6 @@ class Host:
             out.update(self.load(name).tools)
         return out
 
-
     def hook(
         self, event: str, *, tags: Iterable[str] = ()
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -362,22 +367,9 @@ class Host:
         ``authorize`` (returns allow / deny / ask / None). With ``tags``, it fires only for
         tools sharing at least one of them.
         """
-        if event not in HOOK_ARGS:
-            raise ValueError(f"unknown hook event {event!r}; use one of: {', '.join(HOOK_ARGS)}")
-        tag_set = frozenset((tags,) if isinstance(tags, str) else tags)
+        from toolpacks.host._host_hooks import registrar
 
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            caller = host_hook_caller(event, fn)
-            if event == "authorize":
-                self._host_authorizers.append(
-                    caller if not tag_set else TaggedAuthorizer(caller, tag_set)
-                )
-            else:
-                self._host_hooks.append(GlobalHook(event, caller, tag_set))
-            return fn
-
-        return register
-
+        return registrar(event, tags, self._host_hooks, self._host_authorizers)
 
     def agent_config(self, agent: str | None) -> AgentConfig:
         """The configuration of ``agent``; with no agent, every pack with no filters.
@@ -393,6 +385,8 @@ class Host:
         found = agents.get(agent)
         if found is not None:
             return found
+        from toolpacks.host._messages import no_agent_message
+
         raise ConfigError(no_agent_message(self.config, agent))
 
     @paused_gc  # 10^4 tools listed from manifests: 0.2 s of work, else 1 s of collections
@@ -431,10 +425,16 @@ class Host:
                 and sets keys that need trust.
             ToolConflictError: Two packs offer one exposed name under ``on_conflict="error"``.
         """
+        from toolpacks.host import _assembly as steps  # building a toolset: not at import
+        from toolpacks.host._compose import assemble
+        from toolpacks.host._conflicts import ConflictContext
+        from toolpacks.host._offerings import offered
+        from toolpacks.host._toolset import Toolset
+
         self.check_trusted()
         state = self._state
         configured = agent is not None and agent in self.config.config.agents
-        request = request_for(
+        request = steps.request_for(
             agent,
             self.agent_config(agent),
             f"{self.config.source}: agents.{agent}" if configured else "Host.toolset()",
@@ -447,13 +447,13 @@ class Host:
                 "optional_packs": optional_packs, "defer": defer,
             },
         )
-        names = resolve_packs(request.packs, state.sources, request.scope, request.optional)
+        names = steps.resolve_packs(request.packs, state.sources, request.scope, request.optional)
         lazy = request.predicate is None  # a predicate may read anything: import for it
         listed = [self._manifests.listed(state.sources[n], self.load, lazy) for n in names]
-        loaded = required_loaded(listed, request)
-        check_names(request, loaded, state.sources)
+        loaded = steps.required_loaded(listed, request)
+        steps.check_names(request, loaded, state.sources)
         from toolpacks.packs.entrypoints._pinning import load_pins, lock_path
-        candidates = select(request, loaded, load_pins(lock_path(self.config.base_dir)))
+        candidates = steps.select(request, loaded, load_pins(lock_path(self.config.base_dir)))
         infos = {p.info.name: p.info for p in loaded}
         context = ConflictContext(
             agent=agent,
@@ -468,7 +468,7 @@ class Host:
         )
         settings, spec = self.config.config.settings, self.agent_config(agent)
         toolset = Toolset(
-            entries(request, assembled, call_options(settings, loaded), list(hooks)),
+            steps.entries(request, assembled, steps.call_options(settings, loaded), list(hooks)),
             agent=agent,
             approval=approval if approval is not None else self.approval,
             authorizers=list(authorizers), max_concurrency=settings.max_concurrency,
@@ -482,16 +482,13 @@ class Host:
 
     def shown_config(self) -> dict[str, Any]:
         """The raw configuration with secret-looking values redacted (for display)."""
+        from toolpacks.core._secrets import redact
+
         return dict(redact(dict(self.config.raw)))
 
     def close(self) -> None:
         """Release what loaded packs hold (stop MCP servers)."""
-        for pack in self._state.loaded.values():
-            if pack.closer is not None:
-                try:
-                    pack.closer()
-                except Exception:
-                    logger.exception("closing pack %r failed", pack.info.name)
+        _close(self._state.loaded.values())
 
     def __enter__(self) -> Host:
         return self

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from toolpacks.core._hooks import GlobalHook
 from toolpacks.packs.entrypoints._loading import ImplCaller
 
-__all__ = ["HOOK_ARGS", "TaggedAuthorizer", "host_hook_caller"]
+__all__ = ["HOOK_ARGS", "TaggedAuthorizer", "host_hook_caller", "registrar"]
 
 
 HOOK_ARGS: dict[str, tuple[str, ...]] = {
@@ -57,3 +58,29 @@ class TaggedAuthorizer:
         if tool is not None and self.tags.isdisjoint(tool.tags):
             return None
         return self.fn(**kwargs)
+
+
+def registrar(
+    event: str,
+    tags: Iterable[str] | str,
+    hooks: list[GlobalHook],
+    authorizers: list[Callable[..., Any]],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The decorator ``Host.hook(event, tags=...)`` returns: it appends to the host's lists.
+
+    Raises:
+        ValueError: ``event`` is not one of ``HOOK_ARGS``.
+    """
+    if event not in HOOK_ARGS:
+        raise ValueError(f"unknown hook event {event!r}; use one of: {', '.join(HOOK_ARGS)}")
+    tag_set = frozenset((tags,) if isinstance(tags, str) else tags)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        caller = host_hook_caller(event, fn)
+        if event == "authorize":
+            authorizers.append(caller if not tag_set else TaggedAuthorizer(caller, tag_set))
+        else:
+            hooks.append(GlobalHook(event, caller, tag_set))
+        return fn
+
+    return register

@@ -223,7 +223,7 @@ class Toolset(Offerings, ScopedToolset):
                 anthropic and bedrock; ``include_instructions``; ``tool_search``, ``loaded``.
         """
         from toolpacks.export._deferred import exported
-        from toolpacks.packs.entrypoints._loading import paused_gc  # copies many schemas
+        from toolpacks.host._gcpause import paused_gc  # copies many schemas
 
         return paused_gc(exported)(self.entries(), format, defer and bool(self.deferred), options)
 

@@ -51,7 +51,7 @@ class Listing:
 
 def listing(toolset: Toolset) -> Listing:
     """The MCP listing of ``toolset`` (each definition as ``toolset.definitions("mcp")``)."""
-    from toolpacks.packs.entrypoints._loading import paused_gc  # makes many objects
+    from toolpacks.host._gcpause import paused_gc  # makes many objects
 
     return paused_gc(_listing)(toolset)
 

@@ -6,8 +6,6 @@ A pack that fails in any way (import error, a hook that raises, an invalid tool,
 
 from __future__ import annotations
 
-import functools
-import gc
 import importlib
 import logging
 import signal
@@ -17,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._hooks import GlobalHook
 from toolpacks.core._tool import Tool, tool
@@ -34,15 +32,12 @@ __all__ = [
     "Registrar",
     "load_pack",
     "new_plugin_manager",
-    "paused_gc",
 ]
 
 logger = logging.getLogger("toolpacks")
 
 _EVENTS = ("before_invoke", "after_invoke", "on_error", "on_yield")
 RANKER = "toolpacks_ranker"  # a pack's search ranker (``Toolset.search``)
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -323,24 +318,3 @@ class _RealInterrupts:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
 
-
-def paused_gc(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run ``fn`` with the cyclic garbage collector paused (as it was, after).
-
-    Building a toolset of many packs (listed from their manifests) makes tens of thousands of
-    long-lived objects; the collector would walk them all again and again while they are made
-    (10^4 tools: 1 s of collections for 0.2 s of work). Nothing is collected meanwhile;
-    nothing is leaked.
-    """
-
-    @functools.wraps(fn)
-    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
-        if not gc.isenabled():
-            return fn(*args, **kwargs)
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return paused
