@@ -119,7 +119,8 @@ class McpServerConfig(_Strict):
     url: str | None = None
     """The endpoint of a server reached over MCP streamable HTTP (``http://`` or ``https://``)."""
     headers: dict[str, str | dict[str, str]] = Field(default_factory=dict)
-    """HTTP headers sent with every request to ``url``; a value may be ``{ env = "VAR" }``."""
+    """HTTP headers sent with every request to ``url``; a value may be ``{ env = "VAR" }``, or
+    ``{ credential = "NAME", format = "Bearer {}" }``: the calling principal's own value."""
     require_approval: bool | list[str] = False
     """``true``: every tool of the server needs approval; or the server's names of those that do."""
     args: list[str] = Field(default_factory=list)
@@ -261,6 +262,15 @@ class Config(_Strict):
                 )
             isolation_of(table, f"packs.{key}")  # `isolate`, if set, must be valid
         return value
+
+    @model_validator(mode="after")
+    def _check_header_credentials(self) -> Config:
+        from toolpacks.packs.mcp._credential_headers import undefined_credentials
+
+        problem = undefined_credentials(self.mcp_servers, self.credentials)
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @property
     def disabled(self) -> frozenset[str]:

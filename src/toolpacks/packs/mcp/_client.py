@@ -221,7 +221,7 @@ class _Mount:
         base_dir: Path,
         ask: AskApproval | None,
     ) -> None:
-        from toolpacks.packs.mcp._connection import McpConnection
+        from toolpacks.packs.mcp._per_principal import connection_for
 
         self.info = info
         self.cfg = cfg
@@ -229,8 +229,7 @@ class _Mount:
         self.ask = ask
         self.base_dir = base_dir
         self.secrets = _secret_values(spec.env, spec.headers, cfg.headers, spec.args)
-        """Values kept out of messages, logs and results (secret variables, headers and
-        arguments)."""
+        """Values kept out of messages, logs and results (variables, headers, arguments)."""
         _logscrub.remember(self, self.secrets)  # the SDK's records too (the mcp logger tree)
         self.problems: list[str] = []
         """Problems of the configuration (unset variables, plain HTTP), kept across lists."""
@@ -238,8 +237,9 @@ class _Mount:
         self.gate = ApprovalGate()
         """Which of the server's tools require approval (``require_approval``), now."""
         self.code = code_fingerprint(spec, base_dir) if spec.url is None else None
-        self.connection = McpConnection(
+        self.connection = connection_for(  # per principal when headers carry a credential
             spec,
+            cfg.headers,
             on_lost=self.on_lost,
             on_tools=self.on_tools,
             elicit=self.elicit,
@@ -468,6 +468,7 @@ def _remote_tool(
         open_world=hints.open_world_hint if hints is not None else None,
         timeout=cfg.timeout,
         require_approval=call.require_approval,
+        credentials=getattr(connection, "credentials", ()),  # sent in its headers
         # The MCP client already checks structured content against the output schema.
         validate_output=False,
     )

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from toolpacks.filetools._reviewed import Budget, regular_files, verify_files
 from toolpacks.packs._trust import fingerprint
 from toolpacks.packs.mcp._args import redact_args
+from toolpacks.packs.mcp._credential_headers import header_table_problem
 
 __all__ = [
     "ServerSpec",
@@ -59,7 +60,7 @@ def transport_problem(cfg: TransportSettings) -> str | None:
 
     Exactly one of ``command`` and ``url`` is required; ``url`` must be an ``http(s)://`` URL
     with a host; ``headers`` need ``url``; ``args``, ``env`` and ``cwd`` need ``command``; a
-    table as a header value must be ``{ env = "VAR" }``.
+    table as a header value must be ``{ env = "VAR" }`` or ``{ credential = "NAME" }``.
     """
     if cfg.command is not None and cfg.url is not None:
         return (
@@ -85,10 +86,9 @@ def transport_problem(cfg: TransportSettings) -> str | None:
     if used:
         return f"{', '.join(used)} only apply to a server started from `command`, not to a `url`"
     for name, value in cfg.headers.items():
-        if isinstance(value, Mapping) and (
-            "env" not in value or not set(value) <= {"env", "default"}
-        ):
-            return f'headers.{name}: a table value must be {{ env = "VARIABLE" }}'
+        problem = header_table_problem(value) if isinstance(value, Mapping) else None
+        if problem:
+            return f"headers.{name}: {problem}"
     return None
 
 
@@ -202,12 +202,17 @@ def resolve_headers(
 ) -> dict[str, str]:
     """Header values with ``{ env = "VAR", default = ... }`` read from ``environ``.
 
+    A ``{ credential = ... }`` header is left out: each call sends its principal's own
+    (``_per_principal``).
+
     Raises:
         ValueError: A variable is not set and has no default, or a value holds a line break
             (which would split the HTTP header); the message names the header, never a value.
     """
     out: dict[str, str] = {}
     for name, value in headers.items():
+        if isinstance(value, Mapping) and "credential" in value:
+            continue
         if isinstance(value, Mapping):
             variable = value["env"]
             if variable in environ:

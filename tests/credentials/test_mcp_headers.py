@@ -1,0 +1,285 @@
+"""Mounted MCP servers' header values per principal: ``{ credential = "NAME" }`` headers.
+
+A real streamable-HTTP server (the official SDK, ``mcp_echo.py``) answers ``whoami`` with the
+``Authorization`` header its request carried, and logs a digest of each request's header. It
+is mounted through a real ``toolpacks.toml``; values live in the real encrypted store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.credentials.mcp_echo import digest
+
+from toolpacks import Host, Principal, ToolContext
+from toolpacks.exceptions import ConfigError
+from toolpacks.host.credentials._store import SqliteCredentialStore
+from toolpacks.packs.mcp import _per_principal
+
+ALICE_VALUE, BOB_VALUE = "ghp_alice_header_value_1", "ghp_bob_header_value_22"
+ECHO = Path(__file__).with_name("mcp_echo.py")
+HEADER = '{ credential = "github", format = "Bearer {}" }'
+
+
+class EchoServer:
+    """``mcp_echo.py`` in a subprocess; ``requests()`` reads its request log."""
+
+    def __init__(self, directory: Path) -> None:
+        port_file, self.log = directory / "port", directory / "requests.log"
+        self.errors = (directory / "echo.err").open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ECHO), str(port_file), str(self.log)],
+            stdout=self.errors,
+            stderr=self.errors,
+        )
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"the echo server did not start: {(directory / 'echo.err').read_text()}"
+                )
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port_file.read_text()}/mcp"
+
+    def requests(self) -> list[tuple[str, str]]:
+        """``(JSON-RPC method, header digest or "none")`` per POST so far."""
+        if not self.log.exists():
+            return []
+        rows = [line.split() for line in self.log.read_text().splitlines()]
+        return [(row[1], row[2]) for row in rows if row[0] == "POST"]
+
+    def calls_by(self, header: str) -> int:
+        """How many tools/call requests carried ``header``."""
+        return self.requests().count(("tools/call", digest(header)))
+
+    def stop(self) -> None:
+        """Kill the server."""
+        self.proc.kill()
+        self.proc.wait(10)
+        self.errors.close()
+
+
+@pytest.fixture(scope="module")
+def echo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EchoServer]:
+    """One echo server for the module's tests."""
+    server = EchoServer(tmp_path_factory.mktemp("echo"))
+    yield server
+    server.stop()
+
+
+def write_config(directory: Path, url: str, header: str = HEADER, extra: str = "") -> Path:
+    """A toolpacks.toml mounting ``url`` as ``hub`` with ``Authorization = header``."""
+    path = directory / "toolpacks.toml"
+    path.write_text(
+        f'[mcp_servers.hub]\nurl = "{url}"\ntimeout = 20\n'
+        f'headers = {{ Authorization = {header}, X-Static = "plain" }}\n\n'
+        '[credentials.github]\nkind = "secret"\ndescription = "a GitHub token"\n' + extra
+    )
+    return path
+
+
+@pytest.fixture
+def make_host(tmp_path: Path) -> Iterator[Callable[..., Host]]:
+    """Hosts mounting the echo server; all closed at teardown."""
+    hosts: list[Host] = []
+
+    def make(url: str, **options: Any) -> Host:
+        host = Host(write_config(tmp_path, url, **options), discover=False, environ={})
+        hosts.append(host)
+        return host
+
+    yield make
+    for host in hosts:
+        host.close()
+
+
+@pytest.fixture
+def store() -> SqliteCredentialStore:
+    """The real store (the test's own state directory), alice's and bob's tokens in it."""
+    held = SqliteCredentialStore()
+    held.set("github", "alice", ALICE_VALUE)
+    held.set("github", "bob", BOB_VALUE)
+    return held
+
+
+def as_(subject: str) -> ToolContext:
+    """A context for ``subject``."""
+    return ToolContext(principal=Principal(subject))
+
+
+def text(result: Any) -> str:
+    """What the server's tool answered, or the error's text."""
+    if not result.is_error:
+        return str(result.value["result"])  # the SDK wraps a value as {"result": ...}
+    content = result.content
+    return content if isinstance(content, str) else " ".join(map(str, content))
+
+
+def pool(host: Host) -> _per_principal.PrincipalConnections:
+    """The mounted server's connection (the per-principal one)."""
+    connection = host.load("hub").closer.__self__  # type: ignore[union-attr]
+    assert isinstance(connection, _per_principal.PrincipalConnections)
+    return connection
+
+
+def test_each_principal_sends_its_own_header(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """Alice's call reaches the server with alice's token, bob's with bob's, interleaved."""
+    toolset = make_host(echo.url).toolset()
+    assert toolset.get("whoami").credentials == ("github",)
+
+    async def calls() -> list[Any]:
+        subjects = ("alice", "bob", "alice", "bob", "alice")
+        return await asyncio.gather(*(toolset.call("whoami", {}, as_(s)) for s in subjects))
+
+    results = asyncio.run(asyncio.wait_for(calls(), 60))
+    assert [r.is_error for r in results] == [False] * 5, [text(r) for r in results]
+    seen = [text(r) for r in results]
+    assert seen == [f"Bearer {v}" for v in (ALICE_VALUE, BOB_VALUE) * 2 + (ALICE_VALUE,)]
+    assert echo.calls_by(f"Bearer {ALICE_VALUE}") >= 3
+    assert echo.calls_by(f"Bearer {BOB_VALUE}") >= 2
+
+
+def test_listing_carries_no_principals_value(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """The mount lists tools over its own connection, which sends no credential header."""
+    before = len(echo.requests())
+    host = make_host(echo.url)
+    host.toolset()
+    listed = echo.requests()[before:]
+    assert ("tools/list", "none") in listed
+    assert all(who == "none" for _, who in listed)
+
+
+def test_a_principal_without_one_is_told_how_to_connect_and_never_sent(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """Carol has no value: the how-to-connect result, and no request reaches the server."""
+    toolset = make_host(echo.url).toolset()
+    before = echo.requests()
+    result = toolset.call_sync("whoami", {}, as_("carol"))
+    assert result.is_error
+    assert "toolpacks credentials set github --subject carol" in text(result)
+    assert "ghp_" not in text(result)
+    assert echo.requests() == before
+
+
+def test_a_call_with_no_principal_fails_closed(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """No principal: refused by the toolset, and by the tool itself run without one."""
+    toolset = make_host(echo.url).toolset()
+    before = echo.requests()
+    refused = toolset.call_sync("whoami", {})
+    assert refused.is_error
+    assert "no principal" in text(refused)
+    bare = asyncio.run(toolset.get("whoami").invoke({}, as_("alice")))  # no credentials resolved
+    assert bare.is_error
+    assert "carries none for a principal" in text(bare)
+    assert "ghp_" not in text(refused) + text(bare)
+    assert echo.requests() == before
+
+
+def test_a_new_value_gets_a_new_connection(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """Alice sets her value again: the next call sends the new one."""
+    toolset = make_host(echo.url).toolset()
+    assert text(toolset.call_sync("whoami", {}, as_("alice"))) == f"Bearer {ALICE_VALUE}"
+    store.set("github", "alice", "ghp_alice_rotated_333")
+    assert text(toolset.call_sync("whoami", {}, as_("alice"))) == "Bearer ghp_alice_rotated_333"
+
+
+def test_idle_connections_are_bounded_and_closed_with_the_host(
+    echo: EchoServer,
+    make_host: Callable[..., Host],
+    store: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the limit the least recently used idle connection closes; the host closes all."""
+    monkeypatch.setattr(_per_principal, "IDLE_LIMIT", 2)
+    store.set("github", "dave", "ghp_dave_header_value_4")
+    host = make_host(echo.url)
+    toolset = host.toolset()
+    routed = pool(host)
+    opened: list[Any] = []
+    for subject in ("alice", "bob", "dave"):
+        assert not toolset.call_sync("whoami", {}, as_(subject)).is_error
+        opened.append(routed._held[subject].connection)
+    assert routed.open_subjects() == ["bob", "dave"]
+    assert not opened[0].alive  # alice's: closed when dave's made three
+    again = toolset.call_sync("whoami", {}, as_("alice"))
+    assert text(again) == f"Bearer {ALICE_VALUE}"
+    assert routed.open_subjects() == ["dave", "alice"]
+    host.close()
+    assert not any(c.alive for c in [*opened, *(h.connection for h in routed._held.values())])
+    assert routed.open_subjects() == []
+
+
+def test_an_undefined_credential_is_a_config_error(tmp_path: Path) -> None:
+    """A header naming no [credentials] table: a ConfigError naming server, header, name."""
+    path = write_config(tmp_path, "http://127.0.0.1:9/mcp", '{ credential = "gitlab" }')
+    with pytest.raises(ConfigError) as caught:
+        Host(path, discover=False, environ={})
+    message = str(caught.value)
+    assert "mcp_servers.hub.headers.Authorization" in message
+    assert "'gitlab'" in message
+    assert "[credentials.gitlab]" in message
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ('{ credential = "github", format = "Bearer" }', 'format must hold "{}" exactly once'),
+        ('{ credential = "github", format = "{} {}" }', 'format must hold "{}" exactly once'),
+        ('{ credential = "git hub" }', "is not a credential name"),
+        ('{ credential = "github", env = "X" }', '{ credential = "NAME", format = "Bearer {}" }'),
+        ('{ secret = "github" }', '{ env = "VARIABLE" }'),
+    ],
+)
+def test_a_malformed_credential_header_is_a_config_error(
+    tmp_path: Path, header: str, expected: str
+) -> None:
+    """Bad forms are refused at load, naming the header and what is accepted."""
+    with pytest.raises(ConfigError) as caught:
+        Host(write_config(tmp_path, "http://127.0.0.1:9/mcp", header), discover=False)
+    assert "headers.Authorization" in str(caught.value)
+    assert expected in str(caught.value)
+
+
+def test_values_never_in_logs_or_error_texts(
+    echo: EchoServer,
+    make_host: Callable[..., Host],
+    store: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """At DEBUG, neither the log nor any result (a refused value's included) holds a value."""
+    refused = "ghp_refused_erin_secret_5"
+    store.set("github", "erin", refused)
+    caplog.set_level(logging.DEBUG)
+    host = make_host(echo.url)
+    toolset = host.toolset()
+    routed = pool(host)
+    texts = [text(toolset.call_sync("whoami", {}, as_(s))) for s in ("alice", "bob", "carol")]
+    erin = toolset.call_sync("whoami", {}, as_("erin"))
+    assert erin.is_error
+    assert "hub" in text(erin)
+    assert "'erin'" in text(erin)
+    assert echo.calls_by(f"Bearer {refused}") == 0  # refused before any call was sent
+    host.close()
+    logged = caplog.text + " ".join(repr(r.args) for r in caplog.records)
+    for value in (ALICE_VALUE, BOB_VALUE, refused):
+        assert value not in logged
+        assert value not in text(erin)
+    assert "ghp_" not in texts[2]
+    assert "ghp_" not in repr(routed) + repr(routed.spec)
