@@ -81,15 +81,22 @@ def serve_pack(args: argparse.Namespace) -> int:
     """``toolpacks serve --pack NAME``: one installed pack over stdio (an isolated child)."""
     from dataclasses import replace
 
+    from toolpacks.core._secrets import secret_values
     from toolpacks.host._host import Host
     from toolpacks.host.credentials._relay import CHILD, relaying
     from toolpacks.mcp._server import _exit_abandoning, _serve_blocking
-    from toolpacks.packs.isolated._manifest import write_manifest
+    from toolpacks.packs.isolated._child import received_settings
+    from toolpacks.packs.isolated._manifest import masked, write_manifest
 
     name = args.pack
     settings: dict[str, Any] = {}
-    if args.settings:
+    secrets: list[str] = []
+    given = received_settings(os.environ)  # the host's, taken before the pack is imported
+    if given is not None:
+        settings, secrets = given
+    elif args.settings:
         settings = json.loads(Path(args.settings).read_text(encoding="utf-8"))
+    secrets = list(dict.fromkeys([*secrets, *secret_values(settings)]))
     path: list[str] | None = args.path or None
     if path:
         sys.path[:0] = path  # the modules of packs found there must import
@@ -101,10 +108,11 @@ def serve_pack(args: argparse.Namespace) -> int:
             manifest_of(name, toolset), distribution=info.distribution, version=info.version
         )
         if args.print_manifest:
-            print(json.dumps(_manifest_json(manifest), indent=1, sort_keys=True))
+            shown = masked(_manifest_json(manifest), secrets)
+            print(json.dumps(shown, indent=1, sort_keys=True))
             return 0
         if args.manifest:
-            write_manifest(Path(args.manifest), manifest)
+            write_manifest(Path(args.manifest), manifest, secrets)  # never a secret in clear
         child = CHILD.set(True)  # the host that started us says who each call is for
         try:
             outcome = _serve_blocking(toolset, args.expose_errors, None, f"toolpacks:{name}")

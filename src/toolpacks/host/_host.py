@@ -320,7 +320,7 @@ class Host:
             from toolpacks.packs.mcp._client import load_mcp_pack as load
 
             ask = lambda **r: Approver(self.approval).ask(ApprovalRequest(**r))  # noqa: E731
-            load = source.extra.loader(settings) if info.source == "isolated" else load
+            load = source.extra.loader(settings, secrets) if info.source == "isolated" else load
             return load(info, source.extra, self.config.base_dir, self._environ, ask)
         if info.source == "files":
             return self._load_files(info, source.extra)

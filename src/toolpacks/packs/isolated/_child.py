@@ -1,8 +1,12 @@
 """The child process of one isolated pack: its private directory, environment and command.
 
 Each mounted isolated pack gets a private directory (``0700``, removed when the pack is
-closed) holding the child's working directory, ``HOME`` and ``TMPDIR``, its settings file and
-the file the launcher writes its process id to. The child's environment is minimal: ``PATH``
+closed) holding the child's working directory, ``HOME`` and ``TMPDIR`` and the file the
+launcher writes its process id to. Its settings (secrets among them) reach it in one variable
+of its environment (``SETTINGS_VAR``, with the values the child masks in its manifest), which
+the child removes before the pack is imported: they are never written to a file, unless they
+are too large for a variable (``ENV_LIMIT``), when a ``0600`` file in that directory holds
+them. The child's environment is minimal: ``PATH``
 (the interpreter's directory and the system's), ``LANG``, ``HOME`` and ``TMPDIR`` pointing
 into that directory, ``PYTHONSAFEPATH``, fixed ``TERM``, ``SHELL``, ``USER`` and ``LOGNAME``
 (the MCP SDK's stdio client would copy the host's), and what the pack's ``env`` names;
@@ -23,15 +27,31 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolpacks.core._secrets import MIN_ENCODED_LEN, is_secret_key, is_secret_value
 from toolpacks.packs.isolated._settings import IsolationLimits
 
-__all__ = ["Runtime", "child_command", "child_environment", "cpu_seconds", "kill"]
+__all__ = [
+    "ENV_LIMIT",
+    "SETTINGS_VAR",
+    "Runtime",
+    "child_command",
+    "child_environment",
+    "cpu_seconds",
+    "kill",
+    "pass_settings",
+    "received_settings",
+]
 
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+SETTINGS_VAR = "TOOLPACKS_PACK_SETTINGS"
+"""The variable holding a child's settings: JSON ``{"settings": ..., "secrets": [...]}``, or
+``@`` and the path of a file holding it."""
+ENV_LIMIT = 96 * 1024
+"""Bytes of settings passed in the variable (Linux refuses one string over 128 KiB)."""
 
 
 class Runtime:
@@ -47,15 +67,15 @@ class Runtime:
         self.pidfile = self.root / "pid"
         """Where the launcher writes the child's process id."""
         self.settings = self.root / "settings.json"
-        """The pack's settings, read by the child at start."""
+        """Where the pack's settings are written when too large for a variable (else never)."""
         for folder in (self.work, self.tmp):
             folder.mkdir(mode=0o700)
 
-    def write_settings(self, settings: Mapping[str, Any]) -> None:
+    def write_settings(self, text: str) -> None:
         """Write the pack's settings for the child (``0600``)."""
         fd = os.open(self.settings, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(dict(settings), out, default=str)
+            out.write(text)
 
     def pid(self) -> int | None:
         """The running child's process id, if the pid file names one that is ours."""
@@ -152,6 +172,40 @@ def child_environment(
     return env, missing
 
 
+def pass_settings(
+    runtime: Runtime, env: dict[str, str], settings: Mapping[str, Any], secrets: Sequence[str]
+) -> list[str]:
+    """Add the variable carrying ``settings`` to the child's ``env``; the secrets it masks.
+
+    Those are ``secrets`` and the secret-looking values of ``env``, each of
+    ``MIN_ENCODED_LEN`` characters or more. Settings too large for a variable (``ENV_LIMIT``)
+    are written to ``runtime.settings`` (``0600``) and the variable names that file.
+    """
+    shown = [v for k, v in env.items() if is_secret_key(k) or is_secret_value(v)]
+    hidden = list(dict.fromkeys(s for s in [*secrets, *shown] if len(s) >= MIN_ENCODED_LEN))
+    text = json.dumps({"settings": dict(settings), "secrets": hidden}, default=str)
+    if len(text.encode()) <= ENV_LIMIT:
+        env[SETTINGS_VAR] = text
+    else:
+        runtime.write_settings(text)
+        env[SETTINGS_VAR] = "@" + str(runtime.settings)
+    return hidden
+
+
+def received_settings(environ: MutableMapping[str, str]) -> tuple[dict[str, Any], list[str]] | None:
+    """In the child: the settings and secrets ``pass_settings`` sent, taken out of ``environ``.
+
+    None when the host passed none (``toolpacks serve --pack`` run by hand).
+    """
+    text = environ.pop(SETTINGS_VAR, None)
+    if text is None:
+        return None
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    data = json.loads(text)
+    return dict(data["settings"]), [str(s) for s in data["secrets"]]
+
+
 def _account() -> str:
     """This user's login name from the password database (never the host's ``USER``)."""
     try:
@@ -178,13 +232,14 @@ def child_command(
         from toolpacks.packs.sandbox import Rules, available
 
         private_dir(manifest.parent)  # made now: a grant names a directory that exists
-        read = [str(runtime.settings), *(path or ()), *limits.read]
+        given = [str(runtime.settings)] if runtime.settings.exists() else []
+        read = [*given, *(path or ()), *limits.read]
         write = [str(runtime.work), str(runtime.tmp), str(manifest.parent), *limits.write]
         rules = Rules(read=read, write=write, network=limits.network, mode=limits.sandbox)
         rules.unavailable = available(limits.network)
         args += ["--sandbox", rules.dumps()]
     args += ["--pidfile", str(runtime.pidfile), "--", "serve", "--pack", pack]
-    args += ["--settings", str(runtime.settings), "--manifest", str(manifest)]
+    args += ["--manifest", str(manifest)]
     for entry in path or ():
         args += ["--path", entry]
     return args

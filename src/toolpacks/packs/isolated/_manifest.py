@@ -11,6 +11,12 @@ A manifest is used only when the toolpacks version and the Python version that w
 the host's and it names the pack asked for; anything else is ignored (the child is started to
 list the tools). It lives in the user's cache directory (``_statefiles``), ``0600``, written
 whole.
+
+A secret never reaches it in clear: a definition quoting a secret setting (a description built
+from ``api_token``) is written with every form of the secret masked (``scrub``) and the
+manifest marked ``masked``. A masked manifest is never what tools are built from: the host
+starts the child and lists its tools live, as it shows them in-process. Secret values are
+left out of the manifest's key too (``manifest_key``), digest or not.
 """
 
 from __future__ import annotations
@@ -19,14 +25,23 @@ import hashlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from toolpacks._version import __version__
+from toolpacks.core._secrets import MASK, scrub
 from toolpacks.packs._statefiles import StateFileError, atomic_write, private_dir, read_json
 
-__all__ = ["FORMAT", "Manifest", "ToolRecord", "manifest_key", "read_manifest", "write_manifest"]
+__all__ = [
+    "FORMAT",
+    "Manifest",
+    "ToolRecord",
+    "manifest_key",
+    "masked",
+    "read_manifest",
+    "write_manifest",
+]
 
 FORMAT = 1
 """The manifest format written here."""
@@ -80,21 +95,50 @@ class Manifest:
     """The distribution that provides the pack, in the child's environment."""
     version: str | None = None
     """Its version."""
+    masked: bool = False
+    """Whether a secret was masked in it (its definitions are not the child's, to the letter)."""
 
 
-def manifest_key(pack: str, interpreter: str, settings: Mapping[str, Any], *parts: str) -> str:
+def masked(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` with every form of each of ``secrets`` in its strings (keys too) masked."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return scrub(value, secrets, MASK)
+    if isinstance(value, Mapping):
+        return {masked(str(k), secrets): masked(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [masked(v, secrets) for v in value]
+    return value
+
+
+def manifest_key(
+    pack: str,
+    interpreter: str,
+    settings: Mapping[str, Any],
+    *parts: str,
+    secrets: Sequence[str] = (),
+) -> str:
     """The file name of a pack's manifest: what decides its tools, digested.
 
     The pack name, the interpreter (its environment), the settings and ``parts`` (such as the
     distribution's version) go in; toolpacks' and Python's versions are checked inside.
+    ``secrets`` are masked in the settings first: a file name is no digest to guess them by.
     """
-    text = json.dumps([pack, interpreter, dict(settings), list(parts)], sort_keys=True, default=str)
+    shown = masked(json.loads(json.dumps(dict(settings), default=str)), secrets)
+    text = json.dumps([pack, interpreter, shown, list(parts)], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32] + ".json"
 
 
-def write_manifest(path: Path, manifest: Manifest) -> None:
-    """Write ``manifest`` to ``path`` whole (its directory made private if needed)."""
+def write_manifest(path: Path, manifest: Manifest, secrets: Sequence[str] = ()) -> None:
+    """Write ``manifest`` to ``path`` whole (its directory made private if needed).
+
+    Every form of each of ``secrets`` is masked in what is written; a manifest where one was
+    found is marked ``masked``, and the host lists such a pack's tools from its child.
+    """
     private_dir(path.parent)
+    tools = [record.to_dict() for record in manifest.tools]
+    shown = masked(tools, secrets)
     data = {
         "format": FORMAT,
         "toolpacks": __version__,
@@ -102,9 +146,14 @@ def write_manifest(path: Path, manifest: Manifest) -> None:
         "pack": manifest.pack,
         "distribution": manifest.distribution,
         "version": manifest.version,
-        "tools": [record.to_dict() for record in manifest.tools],
+        "masked": manifest.masked or _text(shown) != _text(tools),
+        "tools": shown,
     }
     atomic_write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def read_manifest(path: Path, pack: str) -> Manifest | None:
@@ -125,7 +174,8 @@ def read_manifest(path: Path, pack: str) -> Manifest | None:
         tools = tuple(_record(entry) for entry in data["tools"])
     except (TypeError, KeyError, ValueError):
         return None
-    return Manifest(pack, tools, data.get("distribution"), data.get("version"))
+    found = Manifest(pack, tools, data.get("distribution"), data.get("version"))
+    return replace(found, masked=data.get("masked") is not False)
 
 
 def _record(entry: Mapping[str, Any]) -> ToolRecord:

@@ -31,13 +31,27 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
+from toolpacks.core import _logscrub
 from toolpacks.core._context import ToolContext
+from toolpacks.core._secrets import secret_values
 from toolpacks.core._tool import Tool
 from toolpacks.exceptions import PackError, ToolError
 from toolpacks.packs._record import LoadedPack, PackInfo
 from toolpacks.packs._statefiles import cache_dir
-from toolpacks.packs.isolated._child import Runtime, child_command, child_environment, kill
-from toolpacks.packs.isolated._manifest import Manifest, ToolRecord, manifest_key, read_manifest
+from toolpacks.packs.isolated._child import (
+    Runtime,
+    child_command,
+    child_environment,
+    kill,
+    pass_settings,
+)
+from toolpacks.packs.isolated._manifest import (
+    Manifest,
+    ToolRecord,
+    manifest_key,
+    masked,
+    read_manifest,
+)
 from toolpacks.packs.isolated._settings import IsolationLimits
 from toolpacks.packs.isolated._supervise import await_restart, watched
 from toolpacks.packs.isolated._workdirs import forget, track
@@ -83,12 +97,16 @@ class IsolatedSource:
     version: str | None = None
     """The installed distribution's version (host environment), part of the manifest key."""
 
-    def loader(self, settings: Mapping[str, Any]) -> Callable[..., LoadedPack]:
-        """``load_isolated_pack`` with the pack's resolved settings.
+    def loader(
+        self, settings: Mapping[str, Any], secrets: Sequence[str] = ()
+    ) -> Callable[..., LoadedPack]:
+        """``load_isolated_pack`` with the pack's resolved settings and their secret values.
 
         It is called as the host calls its MCP loader: ``info, source, base_dir, environ, ask``.
+        ``secrets`` are the values the host counts as secret (read from the environment);
+        those under secret-looking keys are found in ``settings`` too.
         """
-        return partial(load_isolated_pack, settings=settings)
+        return partial(load_isolated_pack, settings=settings, secrets=tuple(secrets))
 
 
 def load_isolated_pack(
@@ -99,6 +117,7 @@ def load_isolated_pack(
     ask: AskApproval | None = None,
     *,
     settings: Mapping[str, Any] | None = None,
+    secrets: Sequence[str] = (),
 ) -> LoadedPack:
     """Mount an isolated pack: its tools from its manifest, its child started on first call.
 
@@ -110,6 +129,7 @@ def load_isolated_pack(
     started = time.perf_counter()
     environ = os.environ if environ is None else environ
     settings = dict(settings or {})
+    secrets = list(dict.fromkeys([*secrets, *secret_values(settings)]))
 
     def failed(error: str) -> LoadedPack:
         logger.warning("%s failed to load: %s", info.describe(), error)
@@ -126,9 +146,9 @@ def load_isolated_pack(
             return failed(str(exc))
         interpreter = str(env.python)
         held = hold(env)  # `toolpacks gc` leaves it alone while this pack is mounted
-    key = manifest_key(info.name, interpreter, settings, source.version or "")
+    key = manifest_key(info.name, interpreter, settings, source.version or "", secrets=secrets)
     manifest = cache_dir(environ) / "isolated" / "manifests" / key
-    mount = IsolatedMount(info, source, interpreter, settings, manifest, environ, ask)
+    mount = IsolatedMount(info, source, interpreter, settings, manifest, environ, ask, secrets)
     mount.held = held
     try:
         pack = mount.load(started)
@@ -166,14 +186,16 @@ class IsolatedMount(_Mount):
         manifest: Path,
         environ: Mapping[str, str],
         ask: AskApproval | None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.runtime = Runtime(info.name)
-        self.runtime.write_settings(settings)
         self.source = source
         self.interpreter = interpreter
         self.manifest_path = manifest
         self.limits = source.limits
         env, missing = child_environment(source.limits, interpreter, self.runtime, environ)
+        self.masking = pass_settings(self.runtime, env, settings, secrets)
+        """The secrets the child masks in its manifest."""
         args = child_command(
             interpreter, info.name, source.limits, self.runtime, manifest, source.path
         )
@@ -186,6 +208,8 @@ class IsolatedMount(_Mount):
             timeout=source.limits.timeout,
         )
         super().__init__(info, _Cfg(timeout=source.limits.timeout), spec, self.runtime.root, ask)
+        self.secrets = list(dict.fromkeys([*self.secrets, *self.masking]))
+        _logscrub.remember(self, self.secrets)  # the settings' secrets are the pack's too
         self.connection.relays_credentials = True  # our own child: calls' credentials go along
         self.problems = [
             f"environment variable {name!r} listed in the env of isolated pack "
@@ -219,7 +243,7 @@ class IsolatedMount(_Mount):
             PackError: There is no manifest and the child could not list its tools.
         """
         found = read_manifest(self.manifest_path, self.info.name)
-        if found is None:
+        if found is None or found.masked:  # masked: its definitions are not the child's own
             self._start()
             found = read_manifest(self.manifest_path, self.info.name)
             if found is None:
@@ -227,8 +251,10 @@ class IsolatedMount(_Mount):
                     f"isolated pack {self.info.name!r} started but wrote no manifest of its tools"
                 )
         self._remember(found)
-        remote = [_mcp_tool(r.mcp) for r in found.tools]
-        if not self.up:
+        if self.up:  # as the child lists them (a manifest may mask what they quote)
+            remote = list(self.connection.tools.values())
+        else:
+            remote = [_mcp_tool(r.mcp) for r in found.tools]
             self.connection.tools = {t.name: t for t in remote}
         info = replace(self.info, distribution=found.distribution, version=found.version)
         self.info = info
@@ -250,7 +276,8 @@ class IsolatedMount(_Mount):
         tools: dict[str, Tool] = {}
         problems: list[str] = []
         for definition in remote:
-            record = self.records.get(definition.name, ToolRecord(mcp={"name": definition.name}))
+            named = masked(definition.name, self.masking)  # as the manifest records it
+            record = self.records.get(named, ToolRecord(mcp={"name": definition.name}))
             try:
                 t = _isolated_tool(self, definition, record)
             except Exception as exc:  # a definition toolpacks cannot accept: that tool only
