@@ -7,15 +7,18 @@ the tool by its exposed name, which a rename made different from the tool's own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolpacks.core._result import ToolResult, error_result
+if TYPE_CHECKING:  # results are imported by the first call, not with Toolset
+    from toolpacks.core._result import ToolResult
 
 __all__ = ["normalize_call", "renamed_error"]
 
 
 def renamed_error(result: ToolResult, own: str, exposed: str) -> ToolResult:
     """``result`` with its error message naming ``exposed`` instead of ``own``."""
+    from toolpacks.core._result import error_result
+
     error = result.error
     assert error is not None
     message = error.message.replace(f"'{own}'", f"'{exposed}'", 1)

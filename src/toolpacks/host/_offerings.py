@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolpacks.core.prompts._catalog import Catalog
-from toolpacks.core.prompts._prompt import Prompt
-from toolpacks.core.prompts._resource import Resource
 from toolpacks.exceptions import ConfigError
-from toolpacks.packs._record import LoadedPack
+
+if TYPE_CHECKING:  # the prompt catalog is imported when a toolset first offers or asks
+    from toolpacks.core.prompts._catalog import Catalog
+    from toolpacks.core.prompts._prompt import Prompt
+    from toolpacks.core.prompts._resource import Resource
+    from toolpacks.packs._record import LoadedPack
 
 __all__ = ["Offerings", "offered"]
-
-_EMPTY = Catalog()
 
 
 def _chosen(items: Iterable[Any], globs: Sequence[str] | None, kind: str, where: str) -> list[Any]:
@@ -49,6 +49,8 @@ def offered(
     Raises:
         ConfigError: A name or glob matches nothing the packs offer.
     """
+    from toolpacks.core.prompts._catalog import Catalog
+
     packs = list(loaded)
     return Catalog(
         _chosen((p for pack in packs for p in pack.prompts), prompts, "prompts", where),
@@ -59,8 +61,21 @@ def offered(
 class Offerings:
     """What a ``Toolset`` offers besides tools: prompts and resources (MCP-shaped answers)."""
 
-    catalog: Catalog = _EMPTY
-    """The prompts and resources (empty unless built by a host from packs that offer some)."""
+    _catalog: Catalog | None = None
+
+    @property
+    def catalog(self) -> Catalog:
+        """The prompts and resources (empty unless built by a host from packs that offer some)."""
+        if self._catalog is None:
+            from toolpacks.core.prompts._catalog import Catalog
+
+            self._catalog = Catalog()
+        return self._catalog
+
+    @catalog.setter
+    def catalog(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+
     left_out: Mapping[str, str] = MappingProxyType({})
     """Tools of the agent's packs its selection left out: qualified name to why
     (``agents.NAME.exclude``). Tools hidden for who asks are not here."""

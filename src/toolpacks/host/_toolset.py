@@ -10,11 +10,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._context import ToolContext
-from toolpacks.core._result import ToolResult, error_result
 from toolpacks.core._tool import Tool
 from toolpacks.core.call._options import DEFAULT_OPTIONS, CallOptions
 from toolpacks.core.define._names import safe_name
-from toolpacks.exceptions import PackError, ToolNotFoundError
+from toolpacks.exceptions import PackError, ToolConflictError, ToolNotFoundError
 from toolpacks.host._approval import ApprovalHandler, ApprovalRequest, Approver
 from toolpacks.host._call_shapes import normalize_call, renamed_error
 from toolpacks.host._offerings import Offerings
@@ -22,6 +21,7 @@ from toolpacks.host.identity._view import ScopedToolset
 
 if TYPE_CHECKING:
     from toolpacks.core._channel import Channel
+    from toolpacks.core._result import ToolResult  # results are imported by the first call
     from toolpacks.hookspecs import Decision, Ranker
     from toolpacks.host.credentials._vault import CredentialVault
     from toolpacks.host.search._index import SearchHit, SearchIndex
@@ -121,8 +121,6 @@ class Toolset(Offerings, ScopedToolset):
 
     @staticmethod
     def _add(entries: dict[str, ToolEntry], entry: ToolEntry) -> None:
-        from toolpacks.exceptions import ToolConflictError
-
         if entry.exposed in entries:
             raise ToolConflictError(
                 f"two tools would be exposed as {entry.exposed!r}: "
@@ -281,14 +279,12 @@ class Toolset(Offerings, ScopedToolset):
         self, name: str, arguments: Mapping[str, Any] | str | bytes | None, ctx: ToolContext
     ) -> ToolResult:
         """``call`` once the context is set: lookup, permissions, approval, the run."""
+        from toolpacks.core._result import ToolResult, error_result
+
         entry = self._entries.get(name) or self._by_qualified.get(name)
         if entry is None:
-            return error_result(
-                "not_found",
-                self.unknown_message(name, self._entries),
-                tool_name=name,
-                call_id=ctx.call_id,
-            )
+            message = self.unknown_message(name, self._entries)
+            return error_result("not_found", message, tool_name=name, call_id=ctx.call_id)
         tool = entry.tool
         agent = ctx.agent_id
         if tool.allowed_agents is not None and agent not in tool.allowed_agents:
@@ -390,6 +386,8 @@ class Toolset(Offerings, ScopedToolset):
         """
         from pydantic_core import to_jsonable_python
 
+        from toolpacks.core._result import error_result
+
         args_view = to_jsonable_python(arguments, fallback=repr)
         decision: object = None
         for authorizer in self.authorizers:
@@ -456,6 +454,8 @@ class Toolset(Offerings, ScopedToolset):
         if cap < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {cap}")
         import asyncio  # here, not at the top: ``from toolpacks import Host`` stays light
+
+        from toolpacks.core._result import error_result
 
         limit = asyncio.Semaphore(cap)
         if context is not None and context.call_id:
