@@ -228,6 +228,9 @@ def _diagnose(config: str | None, slow: float, logs: LogRedactor) -> Report:
             report.add("error", f"pin {name}", message)
     except ToolpacksError as exc:
         report.add("error", "pins", str(exc))
+    from toolpacks.cli._doctor_credentials import credential_findings
+
+    credential_findings(host, report.add)  # names and counts, never values
     host.close()
     return report
 

@@ -109,6 +109,8 @@ def _redact(value: Any, secrets: tuple[str, ...], hidden: bool) -> Any:
         out: dict[Any, Any] = {}
         for k, v in value.items():
             secret = hidden or is_secret_key(str(k))
+            if isinstance(v, Mapping) and set(v) <= {"credential", "format"} and v:
+                continue  # a header carrying a user's credential: a name and a format only
             if _is_env_reference(v):
                 out[k] = {
                     ek: (
@@ -142,6 +144,11 @@ def secret_values(value: Any, environ: Mapping[str, str] | None = None) -> list[
     references count only by their default.
     """
     out: list[str] = []
+    if isinstance(value, Mapping) and isinstance(value.get("credentials"), Mapping):
+        # ``[credentials.NAME]`` tables describe credentials (kinds, URLs, client ids); only
+        # their secret-looking keys (``client_secret``) hold secrets, not every string there.
+        _collect(value["credentials"], environ, False, out)
+        value = {k: v for k, v in value.items() if k != "credentials"}
     _collect(value, environ, False, out)
     return list(dict.fromkeys(out))
 
@@ -150,6 +157,8 @@ def _collect(value: Any, environ: Mapping[str, str] | None, hidden: bool, out: l
     if isinstance(value, Mapping):
         for k, v in value.items():
             secret = hidden or is_secret_key(str(k))
+            if isinstance(v, Mapping) and set(v) <= {"credential", "format"} and v:
+                continue  # a header carrying a user's credential: a name and a format only
             if _is_env_reference(v):
                 name = v["env"]
                 if environ is not None and isinstance(name, str) and name in environ:
