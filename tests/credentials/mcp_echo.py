@@ -5,6 +5,7 @@ Run as a script: ``python mcp_echo.py PORT_FILE REQUEST_LOG``. Its tool ``whoami
 ``refused`` is answered HTTP 401. Every HTTP request is logged to ``REQUEST_LOG`` as
 ``HTTP-METHOD JSONRPC-METHOD DIGEST``, where ``DIGEST`` is ``digest(header)`` (never the
 header itself) or ``none``: tests tell who made each request without the value being written.
+``EchoServer`` starts it from a test.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import hashlib
 import json
 import os
 import socket
+import subprocess
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -85,6 +89,45 @@ def main(port_file: str, log: str) -> None:
     os.replace(port_file + ".tmp", port_file)
     config = uvicorn.Config(logged, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
+
+
+class EchoServer:
+    """``mcp_echo.py`` in a subprocess; ``requests()`` reads its request log."""
+
+    def __init__(self, directory: Path) -> None:
+        port_file, self.log = directory / "port", directory / "requests.log"
+        self.errors = (directory / "echo.err").open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, str(port_file), str(self.log)],
+            stdout=self.errors,
+            stderr=self.errors,
+        )
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(
+                    f"the echo server did not start: {(directory / 'echo.err').read_text()}"
+                )
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port_file.read_text()}/mcp"
+
+    def requests(self) -> list[tuple[str, str]]:
+        """``(JSON-RPC method, header digest or "none")`` per POST so far."""
+        if not self.log.exists():
+            return []
+        rows = [line.split() for line in self.log.read_text().splitlines()]
+        return [(row[1], row[2]) for row in rows if row[0] == "POST"]
+
+    def calls_by(self, header: str) -> int:
+        """How many tools/call requests carried ``header``."""
+        return self.requests().count(("tools/call", digest(header)))
+
+    def stop(self) -> None:
+        """Kill the server."""
+        self.proc.kill()
+        self.proc.wait(10)
+        self.errors.close()
 
 
 if __name__ == "__main__":

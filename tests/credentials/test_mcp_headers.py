@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.credentials.mcp_echo import digest
+from tests.credentials.mcp_echo import EchoServer
 
 from toolpacks import Host, Principal, ToolContext
 from toolpacks.exceptions import ConfigError
@@ -25,46 +22,7 @@ from toolpacks.host.credentials._store import SqliteCredentialStore
 from toolpacks.packs.mcp import _per_principal
 
 ALICE_VALUE, BOB_VALUE = "ghp_alice_header_value_1", "ghp_bob_header_value_22"
-ECHO = Path(__file__).with_name("mcp_echo.py")
 HEADER = '{ credential = "github", format = "Bearer {}" }'
-
-
-class EchoServer:
-    """``mcp_echo.py`` in a subprocess; ``requests()`` reads its request log."""
-
-    def __init__(self, directory: Path) -> None:
-        port_file, self.log = directory / "port", directory / "requests.log"
-        self.errors = (directory / "echo.err").open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(ECHO), str(port_file), str(self.log)],
-            stdout=self.errors,
-            stderr=self.errors,
-        )
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"the echo server did not start: {(directory / 'echo.err').read_text()}"
-                )
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{port_file.read_text()}/mcp"
-
-    def requests(self) -> list[tuple[str, str]]:
-        """``(JSON-RPC method, header digest or "none")`` per POST so far."""
-        if not self.log.exists():
-            return []
-        rows = [line.split() for line in self.log.read_text().splitlines()]
-        return [(row[1], row[2]) for row in rows if row[0] == "POST"]
-
-    def calls_by(self, header: str) -> int:
-        """How many tools/call requests carried ``header``."""
-        return self.requests().count(("tools/call", digest(header)))
-
-    def stop(self) -> None:
-        """Kill the server."""
-        self.proc.kill()
-        self.proc.wait(10)
-        self.errors.close()
 
 
 @pytest.fixture(scope="module")
