@@ -33,14 +33,9 @@ def _die_with_parent(libc: ctypes.CDLL) -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _unshare(libc: ctypes.CDLL) -> bool:
-    """A new PID namespace for this process's future children (a user one if needed)."""
-    if libc.unshare(_CLONE_NEWPID) == 0:
-        return True
-    uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) != 0:
-        return False
-    try:  # the same ids inside as outside
+def _map_ids(uid: int, gid: int) -> bool:
+    """Map this process's ids to themselves in the user namespace it has just entered."""
+    try:
         for name, text in (
             ("setgroups", "deny"),
             ("uid_map", f"{uid} {uid} 1"),
@@ -51,6 +46,32 @@ def _unshare(libc: ctypes.CDLL) -> bool:
     except OSError:
         return False
     return True
+
+
+def _mappable(libc: ctypes.CDLL, uid: int, gid: int) -> bool:
+    """Whether a user namespace made here could map our ids, tried in a throwaway child.
+
+    Entering one cannot be undone, and one whose ids could not be mapped (root without
+    ``CAP_SETFCAP`` may not map uid 0) leaves files uncreatable and, with its pending PID
+    namespace, a process that can fork once: so the child finds out first.
+    """
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports by its exit status only
+        os._exit(0 if libc.unshare(_CLONE_NEWUSER) == 0 and _map_ids(uid, gid) else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def _unshare(libc: ctypes.CDLL) -> bool:
+    """A new PID namespace for this process's future children (a user one if needed)."""
+    if libc.unshare(_CLONE_NEWPID) == 0:
+        return True
+    uid, gid = os.getuid(), os.getgid()
+    if not _mappable(libc, uid, gid):
+        return False
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) != 0:
+        return False
+    return _map_ids(uid, gid)  # the same ids inside as outside
 
 
 def _supervise(child: int) -> None:  # pragma: no cover - the supervisor never returns
