@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.credentials.mcp_echo import EchoServer
+from tests.credentials.mcp_echo import EchoServer, digest
 
 from toolpacks import Host, Principal, ToolContext
 from toolpacks.exceptions import ConfigError
@@ -94,6 +94,7 @@ def test_each_principal_sends_its_own_header(
     """Alice's call reaches the server with alice's token, bob's with bob's, interleaved."""
     toolset = make_host(echo.url).toolset()
     assert toolset.get("whoami").credentials == ("github",)
+    before = echo.requests()
 
     async def calls() -> list[Any]:
         subjects = ("alice", "bob", "alice", "bob", "alice")
@@ -105,6 +106,9 @@ def test_each_principal_sends_its_own_header(
     assert seen == [f"Bearer {v}" for v in (ALICE_VALUE, BOB_VALUE) * 2 + (ALICE_VALUE,)]
     assert echo.calls_by(f"Bearer {ALICE_VALUE}") >= 3
     assert echo.calls_by(f"Bearer {BOB_VALUE}") >= 2
+    opened = [who for method, who in echo.requests()[len(before) :] if method == "tools/list"]
+    alice, bob = digest(f"Bearer {ALICE_VALUE}"), digest(f"Bearer {BOB_VALUE}")
+    assert (opened.count(alice), opened.count(bob)) == (1, 1)  # one connection each, at once
 
 
 def test_listing_carries_no_principals_value(
