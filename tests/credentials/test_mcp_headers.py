@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -245,3 +247,56 @@ def test_values_never_in_logs_or_error_texts(
         assert value not in text(erin)
     assert "ghp_" not in texts[2]
     assert "ghp_" not in repr(routed) + repr(routed.spec)
+
+
+def test_langchain_adapter_sends_each_principal_its_own_header(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """Through langchain's tool (principal in ``configurable``): alice's, bob's, carol refused."""
+    from toolpacks.integrations.langchain import as_tools
+
+    lc = {t.name: t for t in as_tools(make_host(echo.url).toolset())}["whoami"]
+    call = {"name": "whoami", "args": {}, "id": "c1", "type": "tool_call"}
+
+    def config(subject: str) -> dict[str, Any]:
+        return {"configurable": {"principal": Principal(subject)}}
+
+    assert f"Bearer {ALICE_VALUE}" in str(lc.invoke(call, config("alice")).content)
+    assert f"Bearer {BOB_VALUE}" in str(asyncio.run(lc.ainvoke(call, config("bob"))).content)
+    before = echo.requests()
+    carol = str(lc.invoke(call, config("carol")).content)
+    assert "toolpacks credentials set github --subject carol" in carol
+    nobody = str(lc.invoke(call).content)
+    assert "no principal" in nobody
+    assert "ghp_" not in carol + nobody
+    assert echo.requests() == before
+
+
+def test_stdio_serve_with_a_principal_sends_its_header(
+    echo: EchoServer, tmp_path: Path, store: Any
+) -> None:
+    """``serve --principal alice`` over stdio (official client): alice's header; carol's none."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    config = write_config(tmp_path, echo.url)
+    keys = ("TOOLPACKS_STATE_DIR", "TOOLPACKS_CACHE_DIR", "XDG_CONFIG_HOME", "TOOLPACKS_TRUST_FILE")
+    env = {k: os.environ[k] for k in keys}
+
+    async def call_as(subject: str) -> Any:
+        args = ["-m", "toolpacks", "serve", "--config", str(config), "--principal", subject]
+        params = StdioServerParameters(command=sys.executable, args=args, env=env)
+        with (tmp_path / f"serve-{subject}.log").open("a") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                return await client.call_tool("whoami", {})
+
+    alice = asyncio.run(asyncio.wait_for(call_as("alice"), 90))
+    assert not alice.is_error, alice.content
+    assert f"Bearer {ALICE_VALUE}" in alice.content[0].text
+    before = echo.requests()
+    carol = asyncio.run(asyncio.wait_for(call_as("carol"), 90))
+    assert carol.is_error
+    assert "toolpacks credentials set github --subject carol" in carol.content[0].text
+    assert [r for r in echo.requests()[len(before) :] if r[0] == "tools/call"] == []
+    logs = "".join(p.read_text() for p in tmp_path.glob("serve-*.log"))
+    assert ALICE_VALUE not in logs
