@@ -352,10 +352,7 @@ class Host:
     def tools(self, packs: Iterable[str] | None = None) -> dict[str, Tool]:
         """Qualified name to tool for ``packs`` (default: every enabled pack), loading them."""
         names = list(packs) if packs is not None else list(self._state.sources)
-        out: dict[str, Tool] = {}
-        for name in names:
-            out.update(self.load(name).tools)
-        return out
+        return {qualified: t for name in names for qualified, t in self.load(name).tools.items()}
 
     def hook(
         self, event: str, *, tags: Iterable[str] = ()
@@ -400,6 +397,7 @@ class Host:
         exclude: Iterable[str] | None = None,
         tools: Iterable[str] | None = None,
         exclude_hints: Iterable[str] | None = None,
+        require_hints: Iterable[str] | None = None,
         on_conflict: str | ConflictPolicy | None = None,
         priority: Sequence[str] | None = None,
         rename: Mapping[str, str] | None = None,
@@ -408,6 +406,7 @@ class Host:
         approval: ApprovalHandler | None = None,
         optional_packs: Sequence[str] | None = None,
         defer: Sequence[str] | str | None = None,
+        tool_scopes: Mapping[str, Sequence[str]] | None = None,
     ) -> Toolset:
         """Build the toolset ``agent``'s configuration describes; keywords override it.
 
@@ -415,7 +414,8 @@ class Host:
         fails, so does the toolset. Packs taken in by ``"*"`` or listed in
         ``optional_packs`` are left out when they fail (the loader logs why once;
         ``toolpacks doctor`` shows it). ``tools`` (keep) and ``exclude`` (drop) take qualified
-        or exposed names and globs (``"files.read_*"``); ``exclude_hints`` hint names.
+        or exposed names and globs (``"files.read_*"``); ``exclude_hints`` and ``require_hints``
+        hint names; ``tool_scopes`` replaces the agent's ``[agents.NAME.tool_scopes]`` table.
 
         Raises:
             ConfigError: Unknown agent, pack, hint or tag; a name or glob matching no tool;
@@ -444,7 +444,7 @@ class Host:
                 "exclude": exclude, "tools": tools, "exclude_hints": exclude_hints,
                 "on_conflict": on_conflict, "priority": priority, "rename": rename,
                 "require_approval": require_approval, "predicate": predicate,
-                "optional_packs": optional_packs, "defer": defer,
+                "optional_packs": optional_packs, "defer": defer, "require_hints": require_hints,
             },
         )
         names = steps.resolve_packs(request.packs, state.sources, request.scope, request.optional)
@@ -475,7 +475,8 @@ class Host:
             ranker=next((p.ranker for p in loaded if p.ranker is not None), None),
         )
         toolset.catalog = offered(loaded, spec.prompts, spec.resources, request.scope)
-        toolset.set_scopes(spec.scopes, spec.tool_scopes, where=request.scope)  # host/identity
+        tool_scopes = spec.tool_scopes if tool_scopes is None else tool_scopes
+        toolset.set_scopes(spec.scopes, tool_scopes, where=request.scope)  # host/identity
         toolset.left_out = dict(request.left_out)  # why each tool of the packs was left out
         from toolpacks.host.credentials._vault import equipped  # asyncio, pluggy: not at import
         return equipped(toolset, self.config.config.credentials, self._pm.hook)  # credentials
