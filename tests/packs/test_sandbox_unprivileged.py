@@ -238,6 +238,7 @@ import os, subprocess, sys
 with open(os.path.join(sys.argv[1], "made.txt"), "w", encoding="utf-8") as out:
     out.write("written")
 print([subprocess.run(["true"]).returncode for _ in range(3)], flush=True)
+subprocess.Popen(["sleep", sys.argv[2]], start_new_session=True)
 """
 
 
@@ -250,7 +251,7 @@ def test_root_without_capabilities_gets_a_working_program_not_an_unmapped_namesp
     Entered anyway, the program ran unmapped (files could not be created) in a pending PID
     namespace whose first child was its init, so its second subprocess failed with ENOMEM.
     The launcher now tries the mapping in a throwaway child first and falls back to a
-    subreaper.
+    subreaper, staying the command's parent so that the daemon it leaves ends with it.
     """
     inside, code = place / "inside", place / "code"
     inside.mkdir()
@@ -258,13 +259,19 @@ def test_root_without_capabilities_gets_a_working_program_not_an_unmapped_namesp
     program = code / "forks.py"
     program.write_text(FORKS)
     rules = Rules(read=[str(code)], write=[str(inside)], mode="required")
-    proc = subprocess.run(
-        [SETPRIV or "setpriv", *NO_CAPABILITIES, sys.executable, "-m",
-         "toolpacks.packs.sandbox._exec", "--rules", rules.dumps(),
-         "--", sys.executable, str(program), str(inside)],
-        capture_output=True, timeout=60, cwd=place, env=_environ(),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout.decode().split() == ["[0,", "0,", "0]"]
-    assert (inside / "made.txt").read_text() == "written"
-    assert b"process-tree guard: subreaper" in proc.stderr
+    marker = f"3600.{uuid.uuid4().int % 10**9:09d}"
+    try:
+        proc = subprocess.run(
+            [SETPRIV or "setpriv", *NO_CAPABILITIES, sys.executable, "-m",
+             "toolpacks.packs.sandbox._exec", "--rules", rules.dumps(),
+             "--", sys.executable, str(program), str(inside), marker],
+            capture_output=True, timeout=60, cwd=place, env=_environ(),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert proc.stdout.decode().split() == ["[0,", "0,", "0]"]
+        assert (inside / "made.txt").read_text() == "written"
+        assert b"process-tree guard: subreaper" in proc.stderr
+        assert _until(lambda: not _running(marker)), "a daemon outlived its subreaper"
+    finally:
+        for pid in _running(marker):
+            os.kill(pid, signal.SIGKILL)

@@ -11,14 +11,18 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from toolpacks.packs.sandbox._landlock import LandlockError
 from toolpacks.packs.sandbox._rules import Rules, apply
-from toolpacks.packs.sandbox._tree import guard_tree, kill_descendants
+from toolpacks.packs.sandbox._tree import _die_with_parent, _libc, guard_tree, kill_descendants
 
 __all__ = ["main", "sandbox_self"]
+
+_TREE = "process-tree guard: "
 
 
 def sandbox_self(rules: Rules, extra_read: Sequence[str] = ()) -> str | None:
@@ -36,7 +40,7 @@ def sandbox_self(rules: Rules, extra_read: Sequence[str] = ()) -> str | None:
     tree = guard_tree()
     if tree == "subreaper":  # orphans stay below this process: end them when it exits
         atexit.register(kill_descendants)
-    problem = None if tree == "pid namespace" else f"process-tree guard: {tree}"
+    problem = None if tree == "pid namespace" else f"{_TREE}{tree}"
     try:
         apply(rules, extra_read)
     except LandlockError as exc:
@@ -45,6 +49,29 @@ def sandbox_self(rules: Rules, extra_read: Sequence[str] = ()) -> str | None:
             os._exit(126)
         return f"sandbox not applied: {exc}"
     return problem
+
+
+def _run_below(program: str, command: list[str]) -> NoReturn:
+    """Run the command as a child and stay its subreaper: orphans end when it exits.
+
+    ``exec`` would drop the ``atexit`` that ends them; the child dies with this process
+    (``PR_SET_PDEATHSIG``), and the signals the host sends to stop it are passed on.
+    """
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - replaced by the command
+        _die_with_parent(_libc())
+        os.execv(program, command)
+    for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(stop, lambda number, _frame: os.kill(pid, number))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    kill_descendants()
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -61,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     problem = sandbox_self(rules, [*folders, os.path.realpath(program)])
     if problem:
         print(f"toolpacks sandbox: {problem}", file=sys.stderr)
+    if problem == f"{_TREE}subreaper":
+        _run_below(program, command)
     os.execv(program, command)
 
 
