@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,22 @@ def test_stdio_serve_with_a_principal_sends_its_header(
     assert [r for r in echo.requests()[len(before) :] if r[0] == "tools/call"] == []
     logs = "".join(p.read_text() for p in tmp_path.glob("serve-*.log"))
     assert ALICE_VALUE not in logs
+
+
+def test_an_oauth2_header_carries_a_refreshed_access_token(
+    echo: EchoServer, make_host: Callable[..., Host], auth_server: Any
+) -> None:
+    """An expired access token is refreshed first; the header carries the new one."""
+    import json
+
+    issued = auth_server._tokens()  # a grant the local authorization server knows
+    stale = {**issued, "access_token": "at-stale-header-0", "expires_at": time.time() - 60}
+    del stale["expires_in"]
+    SqliteCredentialStore().set("hub", "alice", json.dumps(stale))
+    header = '{ credential = "hub", format = "Bearer {}" }'
+    toolset = make_host(echo.url, header=header, extra="\n" + auth_server.toml()).toolset()
+    result = toolset.call_sync("whoami", {}, as_("alice"))
+    sent = text(result).removeprefix("Bearer ")
+    assert sent in auth_server.access
+    assert sent not in ("at-stale-header-0", issued["access_token"])
+    assert echo.calls_by("Bearer at-stale-header-0") == 0
