@@ -8,6 +8,7 @@ is mounted through a real ``toolpacks.toml``; values live in the real encrypted 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -320,3 +321,41 @@ def test_an_oauth2_header_carries_a_refreshed_access_token(
     assert sent in auth_server.access
     assert sent not in ("at-stale-header-0", issued["access_token"])
     assert echo.calls_by("Bearer at-stale-header-0") == 0
+
+
+def test_a_call_cancelled_while_its_connection_opens_leaves_it_idle(
+    echo: EchoServer,
+    make_host: Callable[..., Host],
+    store: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caller gives up during the start: the connection, once open, is idle (evictable)."""
+    import threading
+
+    host = make_host(echo.url)
+    toolset = host.toolset()
+    routed = pool(host)
+    reached, go = threading.Event(), threading.Event()
+    original = routed._connect
+
+    def held_back(*args: Any) -> Any:
+        reached.set()
+        go.wait(30)
+        return original(*args)
+
+    monkeypatch.setattr(routed, "_connect", held_back)
+
+    async def give_up() -> None:
+        task = asyncio.ensure_future(toolset.call("whoami", {}, as_("alice")))
+        assert await asyncio.to_thread(reached.wait, 30)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        go.set()
+
+    asyncio.run(asyncio.wait_for(give_up(), 60))
+    deadline = time.monotonic() + 30
+    while "alice" not in routed.open_subjects() or routed._held["alice"].busy:
+        assert time.monotonic() < deadline, "alice's connection never became idle"
+        time.sleep(0.02)
+    assert routed._held["alice"].busy == 0

@@ -71,6 +71,14 @@ class _Held:
     retired: bool = False
 
 
+@dataclass(eq=False, slots=True)
+class _Claim:
+    """One call's wait for its connection: who releases it if the call is given up."""
+
+    held: _Held | None = None
+    abandoned: bool = False
+
+
 class PrincipalConnections(McpConnection):
     """The mount's connection (lists tools), routing each call to its principal's own.
 
@@ -127,7 +135,15 @@ class PrincipalConnections(McpConnection):
         """
         subject, headers, secrets = self._headers_of(tag)
         spec = replace(self.spec, headers={**self.spec.headers, **headers})
-        held = await asyncio.to_thread(self._acquire, subject, spec, secrets)
+        claim = _Claim()
+        try:
+            held = await asyncio.to_thread(self._claim, claim, subject, spec, secrets)
+        except asyncio.CancelledError:  # the caller gave up while it opened: not busy after all
+            with self._pool_lock:
+                claim.abandoned, opened = True, claim.held
+            if opened is not None:  # opened before the thread could see it was given up
+                await asyncio.to_thread(_close_all, self._release(opened))
+            raise
         try:
             return await held.connection.call_tool(name, arguments, tag, check)
         finally:
@@ -170,6 +186,15 @@ class PrincipalConnections(McpConnection):
         return held.subject, headers, secrets
 
     # -- the pool (worker threads) ---------------------------------------------------------
+
+    def _claim(self, claim: _Claim, subject: str, spec: ServerSpec, secrets: list[str]) -> _Held:
+        """``_acquire`` for a call that may be given up meanwhile (then released here)."""
+        held = self._acquire(subject, spec, secrets)
+        with self._pool_lock:
+            claim.held, abandoned = held, claim.abandoned
+        if abandoned:
+            _close_all(self._release(held))
+        return held
 
     def _acquire(self, subject: str, spec: ServerSpec, secrets: list[str]) -> _Held:
         """The principal's connection for ``spec``'s headers, opened if needed; marked busy."""
