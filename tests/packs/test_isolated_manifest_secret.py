@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,6 +34,8 @@ DSN = "postgres://db.internal/orders?sslkey=Quebec42"
 SECRETS = [TOKEN, DSN]
 
 PACK = """
+import os
+
 from toolpacks import hookimpl, tool
 
 
@@ -50,8 +53,8 @@ def register_tools(register):
 
     @tool
     def plain() -> str:
-        '''A tool that quotes nothing.'''
-        return "plain"
+        '''A tool that quotes nothing; says whether the settings' variable is left.'''
+        return "plain" if "TOOLPACKS_PACK_SETTINGS" not in os.environ else "left"
 
     register(whoami)
     register(query)
@@ -149,3 +152,63 @@ def test_the_model_is_shown_what_the_pack_shows_in_process(site: Any, places: li
             toolset = host.toolset(packs=["sec"])
             assert toolset.definitions("openai") == expected
             assert not call(toolset, "whoami", {}).is_error
+
+
+def test_settings_too_large_for_a_variable_go_in_a_private_file_removed_at_close(
+    site: Any, places: list[Path]
+) -> None:
+    """Past ``ENV_LIMIT`` the settings travel in a ``0600`` file, gone when the host closes."""
+    from toolpacks.packs.isolated._child import ENV_LIMIT
+
+    site.pack("sec", PACK)
+    big = config()
+    big["packs"]["sec"]["padding"] = [f"entry {n:06d}" for n in range(ENV_LIMIT // 10)]
+    with site.host(big) as host:
+        toolset = host.toolset(packs=["sec"])
+        assert call(toolset, "plain", {}).value == "plain"
+        (written,) = places[2].glob("toolpacks-sec-*/settings.json")
+        assert written.stat().st_mode & 0o777 == 0o600
+    assert not written.exists()
+    assert leaks(places) == []
+
+
+def test_an_own_environment_pack_leaves_no_file_holding_a_secret(
+    tmp_path: Path, places: list[Path]
+) -> None:
+    """``[isolated.NAME]``: its environment, markers, locks and manifest hold no secret."""
+    from toolpacks import Host
+
+    repo = tmp_path / "repo" / "toolpacks-secenv"
+    (repo / "secenv_pack").mkdir(parents=True)
+    (repo / "secenv_pack" / "__init__.py").write_text(PACK, encoding="utf-8")
+    (repo / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """\
+            [build-system]
+            requires = ["hatchling"]
+            build-backend = "hatchling.build"
+
+            [project]
+            name = "toolpacks-secenv"
+            version = "1.0"
+            dependencies = ["toolpacks"]
+
+            [project.entry-points.toolpacks]
+            secenv = "secenv_pack"
+
+            [tool.hatch.build.targets.wheel]
+            packages = ["secenv_pack"]
+            """
+        ),
+        encoding="utf-8",
+    )
+    settings = config(isolate=False)["packs"]["sec"]
+    table = {"isolated": {"secenv": {"requirement": str(repo)}}, "packs": {"secenv": settings}}
+    for _ in range(2):  # built, then listed with what the first host left in the cache
+        with Host(table) as host:
+            toolset = host.toolset(packs=["secenv"])
+            assert toolset.get("whoami").description == f"Call the API as {TOKEN}."
+            assert call(toolset, "plain", {}).value == "plain"
+            assert not call(toolset, "whoami", {}).is_error
+            assert leaks(places) == []
+    assert list(places[0].glob("envs/*/toolpacks-env.json")), "no environment was walked"
