@@ -2,8 +2,9 @@
 
 Run as a script: ``python mcp_echo.py PORT_FILE REQUEST_LOG``. Its tool ``whoami`` returns the
 ``Authorization`` header of the request that carried the call; a request whose header holds
-``refused`` is answered HTTP 401. Every HTTP request is logged to ``REQUEST_LOG`` as
-``HTTP-METHOD JSONRPC-METHOD DIGEST``, where ``DIGEST`` is ``digest(header)`` (never the
+``refused`` is answered HTTP 401, and so is one without it when ``ECHO_REQUIRE_AUTH`` is
+set. Every HTTP request is logged to ``REQUEST_LOG`` as ``HTTP-METHOD JSONRPC-METHOD DIGEST``,
+where ``DIGEST`` is ``digest(header)`` (never the
 header itself) or ``none``: tests tell who made each request without the value being written.
 ``EchoServer`` starts it from a test.
 """
@@ -65,7 +66,7 @@ def main(port_file: str, log: str) -> None:
         line = f"{scope['method']} {method} {digest(auth) if auth else 'none'}\n"
         with open(log, "a") as out:  # noqa: ASYNC230 - one short line, a test server
             out.write(line)
-        if "refused" in auth:
+        if "refused" in auth or (not auth and os.environ.get("ECHO_REQUIRE_AUTH")):
             await send({"type": "http.response.start", "status": 401, "headers": []})
             await send({"type": "http.response.body", "body": b"unauthorized"})
             return
@@ -94,13 +95,15 @@ def main(port_file: str, log: str) -> None:
 class EchoServer:
     """``mcp_echo.py`` in a subprocess; ``requests()`` reads its request log."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, require_auth: bool = False) -> None:
         port_file, self.log = directory / "port", directory / "requests.log"
         self.errors = (directory / "echo.err").open("ab")
+        env = {**os.environ, "ECHO_REQUIRE_AUTH": "1" if require_auth else ""}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, str(port_file), str(self.log)],
             stdout=self.errors,
             stderr=self.errors,
+            env=env,
         )
         deadline = time.monotonic() + 30
         while not port_file.exists():

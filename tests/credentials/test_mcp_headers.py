@@ -359,3 +359,36 @@ def test_a_call_cancelled_while_its_connection_opens_leaves_it_idle(
         assert time.monotonic() < deadline, "alice's connection never became idle"
         time.sleep(0.02)
     assert routed._held["alice"].busy == 0
+
+
+def test_a_server_refusing_to_list_without_a_credential_is_explained(
+    tmp_path: Path, make_host: Callable[..., Host], store: Any
+) -> None:
+    """Listing carries no user's value: a server that needs one fails saying so."""
+    (tmp_path / "strict-echo").mkdir()
+    strict = EchoServer(tmp_path / "strict-echo", require_auth=True)
+    try:
+        host = make_host(strict.url)
+        info = host.load("hub").info
+    finally:
+        strict.stop()
+    assert info.status == "failed"
+    assert "HTTP 401" in (info.error or "")
+    assert "listed without any user's credential" in (info.error or "")
+    assert "{ env = ... } header" in (info.error or "")
+
+
+def test_calls_after_the_host_closed_are_refused(
+    echo: EchoServer, make_host: Callable[..., Host], store: Any
+) -> None:
+    """Once the host closed, a principal's call is an error result, not a new connection."""
+    host = make_host(echo.url)
+    toolset = host.toolset()
+    assert not toolset.call_sync("whoami", {}, as_("alice")).is_error
+    host.close()
+    before = echo.requests()
+    for subject in ("alice", "bob"):  # open before, and never opened
+        result = toolset.call_sync("whoami", {}, as_(subject))
+        assert result.is_error
+        assert "shut down with its host" in text(result)
+    assert echo.requests() == before

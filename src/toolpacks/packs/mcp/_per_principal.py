@@ -22,6 +22,7 @@ principal's values and no one else's.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -43,6 +44,8 @@ __all__ = ["IDLE_LIMIT", "PrincipalConnections", "connection_for"]
 
 IDLE_LIMIT = 32
 """Principals' connections kept open while idle (least recently used closed first)."""
+_OPENERS = 4
+"""Principals' connections being opened at once, per server (more calls wait their turn)."""
 
 
 def connection_for(
@@ -112,6 +115,31 @@ class PrincipalConnections(McpConnection):
         self._starting: dict[str, threading.Lock] = {}
         self._pool_lock = threading.Lock()
         self._shut = False
+        self._opener = concurrent.futures.ThreadPoolExecutor(
+            _OPENERS, thread_name_prefix=f"toolpacks-mcp-open:{spec.name}"
+        )
+        """Opens principals' connections (each start blocks a thread until it is up), so
+        that slow starts never hold the event loop's default executor."""
+
+    def start(self) -> list[mcp_types.Tool]:
+        """Connect and list the tools, with no principal's value (see the module's notes).
+
+        Raises:
+            PackError: As ``McpConnection.start``; a refusal (HTTP 401/403) says that the
+                listing carries no user's credential.
+        """
+        try:
+            return super().start()
+        except PackError as exc:
+            if "refused the request (HTTP 40" not in str(exc):
+                raise
+            headers = ", ".join(h.header for h in self.credential_headers)
+            raise PackError(
+                f"{exc}. Its tools are listed without any user's credential ({headers} "
+                "carry each call's principal's own value, per call only): a server that "
+                "needs one even to list its tools needs a literal or { env = ... } header "
+                "as well"
+            ) from None
 
     def open_subjects(self) -> list[str]:
         """The subjects with a connection open now, least recently used first."""
@@ -135,21 +163,32 @@ class PrincipalConnections(McpConnection):
         """
         subject, headers, secrets = self._headers_of(tag)
         spec = replace(self.spec, headers={**self.spec.headers, **headers})
-        claim = _Claim()
-        try:
-            held = await asyncio.to_thread(self._claim, claim, subject, spec, secrets)
-        except asyncio.CancelledError:  # the caller gave up while it opened: not busy after all
-            with self._pool_lock:
-                claim.abandoned, opened = True, claim.held
-            if opened is not None:  # opened before the thread could see it was given up
-                await asyncio.to_thread(_close_all, self._release(opened))
-            raise
+        with self._pool_lock:  # open already: no thread needed
+            held = self._reuse(subject, spec)
+        if held is None:
+            held = await self._opened(subject, spec, secrets)
         try:
             return await held.connection.call_tool(name, arguments, tag, check)
         finally:
             done = self._release(held)
             if done:
                 await asyncio.to_thread(_close_all, done)
+
+    async def _opened(self, subject: str, spec: ServerSpec, secrets: list[str]) -> _Held:
+        """The principal's connection, opened on an opener thread; busy for this call."""
+        claim = _Claim()
+        try:
+            opening = self._opener.submit(self._claim, claim, subject, spec, secrets)
+        except RuntimeError:  # the opener was shut down: the host closed
+            raise ServerGoneError(self._gone_message()) from None
+        try:
+            return await asyncio.wrap_future(opening)
+        except asyncio.CancelledError:  # the caller gave up while it opened: not busy after all
+            with self._pool_lock:
+                claim.abandoned, opened = True, claim.held
+            if opened is not None:  # opened before the thread could see it was given up
+                await asyncio.to_thread(_close_all, self._release(opened))
+            raise
 
     def _headers_of(self, tag: Any) -> tuple[str, dict[str, str], list[str]]:
         """The subject, its credential headers and the values to mask, from the call."""
@@ -291,6 +330,7 @@ class PrincipalConnections(McpConnection):
             self._held.clear()
             self._retired.clear()
         _close_all(doomed, timeout)
+        self._opener.shutdown(wait=False, cancel_futures=True)
         super().close(timeout)
 
 
