@@ -17,7 +17,8 @@ too, against the same pydantic import of the same repeat.
 Usage: ``python bench/import_ratio.py [--repeats N] [--check] [--before DIR] [--out NAME]``
 (any venv with toolpacks). ``--check`` exits 1 when a median ratio of this tree is over its
 target; ``--before DIR`` times the toolpacks package under ``DIR`` too, in the same repeats
-(``git archive COMMIT src/toolpacks | tar -x -C DIR`` for an older commit, then ``DIR/src``).
+(``git archive COMMIT src/toolpacks | tar -x -C DIR`` for an older commit, then ``DIR/src``;
+``--label`` names it in the results).
 Results: ``bench/results/import_ratio.json`` (or ``NAME``).
 """
 
@@ -65,6 +66,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 over a target")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--before", help="also time the toolpacks package in this directory")
+    parser.add_argument("--label", help="what the --before tree is (default: its path)")
     parser.add_argument("--out", default="import_ratio.json", help="results file name")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -74,7 +76,7 @@ def main() -> int:
         del runs["pydantic" + BEFORE]
     samples: dict[str, list[float]] = {name: [] for name in runs}
     out: dict[str, object] = {"machine": machine_info(), "repeats": args.repeats}
-    out["before"] = args.before
+    out["before"] = args.label or args.before
     for _ in range(3):  # warm the file cache and the bytecode caches for every case
         for stmt, src in runs.values():
             once(stmt, src)
@@ -85,7 +87,7 @@ def main() -> int:
             samples[name].append(once(*runs[name]))
     out["loadavg_at_end"] = os.getloadavg()
     failed = False
-    for name in samples.keys() - {"pydantic"}:
+    for name in sorted(samples.keys() - {"pydantic"}, key=lambda n: (n.endswith(BEFORE), n)):
         target = TARGETS[name.removesuffix(BEFORE)]
         ratios = summary(paired_ratios(samples[name], samples["pydantic"]))
         ms = summary(s * 1e3 for s in samples[name])

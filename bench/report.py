@@ -292,6 +292,57 @@ def startup_section(data: dict[str, Any]) -> str:
     return text + "\n\n" + md_table(["target", "measured", "limit", "status"], rows)
 
 
+IMPORT_CASES = {
+    "tool": "`from toolpacks import tool`",
+    "Host": "`from toolpacks import Host`",
+    "Toolset": "`from toolpacks import Toolset`",
+    "Host built": "`from toolpacks import Host` + `Host({}, discover=False).toolset()`",
+}
+
+
+def import_ratio_section(data: dict[str, Any]) -> str:
+    """Issue 35: the paired import ratios of ``bench/import_ratio.py``, this tree and before."""
+    machine = data.get("machine", {})
+    load = machine.get("loadavg_at_start") or []
+    end = data.get("loadavg_at_end") or []
+    rows = []
+    for key, label in IMPORT_CASES.items():
+        for name, tree in ((key, "this tree"), (key + " (before)", "before")):
+            fig = data.get(name)
+            if not fig:
+                continue
+            target, r = fig["target"], fig["ratio"]
+            status = (
+                "-"
+                if target is None or tree == "before"
+                else ("met" if r["median"] <= target else "**missed**")
+            )
+            rows.append(
+                [
+                    label,
+                    tree,
+                    cell(fig["ms"], ratio=False),
+                    f"{r['median']:.2f}{X} ({r['q1']:.2f}{DASH}{r['q3']:.2f})",
+                    f"{target}{X}" if target is not None else "-",
+                    status,
+                ]
+            )
+    before = data.get("before")
+    text = (
+        "## Import cost against pydantic (issue 35)\n\nFrom `bench/import_ratio.py`: "
+        f"{data.get('repeats')} repeats, each timing every case in a fresh interpreter in a "
+        "shuffled order (the import statement alone, start-up left out); a ratio is per repeat, "
+        "against `from pydantic import BaseModel` of the same repeat "
+        f"({cell(data.get('pydantic_ms'), ratio=False)} ms). Load average at the start "
+        f"{', '.join(f'{v:.2f}' for v in load)}, at the end {', '.join(f'{v:.2f}' for v in end)}; "
+        f"{machine.get('when', '')}."
+    )
+    if before:
+        text += f' "before" is the tree given with `--before`: {before}.'
+    headers = ["import", "tree", "ms", "ratio to pydantic", "target", "status"]
+    return text + "\n\n" + md_table(headers, rows)
+
+
 def discovery_section() -> str:
     files = sorted(RESULTS.glob("discovery*.json"))
     console = RESULTS / "discovery.txt"
@@ -497,6 +548,9 @@ def build_docs() -> str:
     startup = _load("startup.json")
     if startup:
         parts.append(startup_section(startup))
+    imports = _load("import_ratio.json")
+    if imports:
+        parts.append(import_ratio_section(imports))
     adapters = _load("adapters.json")
     if adapters:
         parts.append(adapters_section(adapters))
