@@ -168,3 +168,9 @@ def test_credential_tables_hold_names_not_secrets() -> None:
     assert "literal-key-value-7" in found
     for shown in ("secret", "oauth2", "a GitHub token", "toolpacks", "github", "Bearer {}"):
         assert shown not in found
+    # what `config show` prints keeps the reference (it was dropped) and masks the literal
+    from toolpacks.core._secrets import redact
+
+    headers = redact(raw)["mcp_servers"]["hub"]["headers"]
+    assert headers["Authorization"] == {"credential": "github", "format": "Bearer {}"}
+    assert headers["X-Api-Key"] != "literal-key-value-7"

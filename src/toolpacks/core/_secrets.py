@@ -110,8 +110,8 @@ def _redact(value: Any, secrets: tuple[str, ...], hidden: bool) -> Any:
         for k, v in value.items():
             secret = hidden or is_secret_key(str(k))
             if isinstance(v, Mapping) and set(v) <= {"credential", "format"} and v:
-                continue  # a header carrying a user's credential: a name and a format only
-            if _is_env_reference(v):
+                out[k] = dict(v)  # a header carrying a user's credential: a name and a format
+            elif _is_env_reference(v):
                 out[k] = {
                     ek: (
                         (REDACTED if secret else _redact(ev, secrets, False))
