@@ -52,7 +52,11 @@ _TOKEN_IN_TEXT = re.compile(
 )
 """Token-shaped substrings of free text: a known prefix and a run of token characters, or
 ``Bearer`` and a credential (with a digit, so that prose about "Bearer tokens" stays)."""
-_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^/:@\s]*:)[^/@\s]+(?P<tail>@)")
+_URL_USERINFO = re.compile(r"://[^/:@\s]*:(?P<password>[^/@\s]+)@")
+"""What follows a URL's scheme when it holds a password; the scheme is found by
+``_url_passwords`` (a regular expression trying every letter of a long run as the start of a
+scheme took time quadratic in the run)."""
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 REDACTED = "****"
 """What a redacted configuration value is shown as."""
 MASK = "**********"
@@ -176,8 +180,24 @@ def _collect(value: Any, environ: Mapping[str, str] | None, hidden: bool, out: l
     elif isinstance(value, str) and value:
         if hidden or is_secret_value(value):
             out.append(value)
-        for match in _URL_PASSWORD.finditer(value):
-            out.append(match.group(0)[len(match.group("head")) : -1])
+        out.extend(value[start:end] for start, end in _url_passwords(value))
+
+
+def _url_passwords(text: str) -> list[tuple[int, int]]:
+    """Where the passwords of ``scheme://user:password@`` URLs in ``text`` are (linear time).
+
+    A scheme is a letter then letters, digits, ``+``, ``.`` or ``-``, ending at ``://``: the
+    run of those characters before ``://`` is walked back once, and its first letter starts
+    the scheme (no letter: not a URL).
+    """
+    spans: list[tuple[int, int]] = []
+    for match in _URL_USERINFO.finditer(text):
+        start = match.start()
+        while start > 0 and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        if any(c.isascii() and c.isalpha() for c in text[start : match.start()]):
+            spans.append(match.span("password"))
+    return spans
 
 
 def scrub(text: str, secrets: Iterable[str], mask: str = MASK) -> str:
@@ -214,7 +234,11 @@ def redact_text(
     text = scrub(text, secrets, mask)
     if tokens:
         text = _TOKEN_IN_TEXT.sub(lambda _: mask, text)
-    return _URL_PASSWORD.sub(lambda m: f"{m.group('head')}{mask}{m.group('tail')}", text)
+    parts, last = [], 0
+    for start, end in _url_passwords(text):
+        parts += [text[last:start], mask]
+        last = end
+    return "".join([*parts, text[last:]])
 
 
 _Token = tuple[str, int]
