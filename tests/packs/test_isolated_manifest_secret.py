@@ -212,3 +212,25 @@ def test_an_own_environment_pack_leaves_no_file_holding_a_secret(
             assert not call(toolset, "whoami", {}).is_error
             assert leaks(places) == []
     assert list(places[0].glob("envs/*/toolpacks-env.json")), "no environment was walked"
+
+
+def test_print_manifest_masks_a_secret_setting(site: Any, places: list[Path]) -> None:
+    """``serve --pack --print-manifest`` run by hand masks a setting named like a secret."""
+    import subprocess
+    import sys
+
+    site.pack("sec", PACK)
+    settings = places[2] / "settings.json"
+    settings.write_text(json.dumps({"api_token": TOKEN}), encoding="utf-8")
+    argv = ["serve", "--pack", "sec", "--settings", str(settings), "--print-manifest"]
+    done = subprocess.run(
+        [sys.executable, "-m", "toolpacks", *argv, "--path", str(site.root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    shown = json.loads(done.stdout)
+    assert {t["mcp"]["name"] for t in shown["tools"]} == {"whoami", "query", "plain"}
+    assert not any(form in done.stdout for form in forms(TOKEN))
+    assert "Call the API as **********." in done.stdout
