@@ -104,3 +104,33 @@ def test_over_mcp_stdio_the_alias_tool_is_gone_and_the_other_needs_approval(
         assert text_of(client.call("delete", {"path": "x"})) == "deleted x"
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("exclude", ["files.delete"]),
+        ("require_approval", ["files.delete"]),
+        ("tools", ["files.*"]),
+        ("rename", {"files.delete": "rm"}),
+    ],
+)
+def test_an_entry_under_the_base_pack_of_an_alias_held_alone_is_refused(
+    site: Any, key: str, value: Any
+) -> None:
+    """``packs = ["other"]`` (an alias of ``files``): ``files.delete`` would apply to nothing.
+
+    It was accepted and silently dropped (an exclusion not made, an approval not asked);
+    it is now a ConfigError saying which name to write.
+    """
+    from toolpacks import ConfigError
+
+    site.pack("files", FILES)
+    agent = {"packs": ["other"], key: value}
+    config = {"packs": {"other": {"pack": "files"}}, "agents": {"a": agent}}
+    with site.host(config) as host, pytest.raises(ConfigError) as caught:
+        host.toolset("a")
+    message = str(caught.value)
+    assert key in message
+    assert "only as 'other'" in message
+    assert "'other.delete'" in message or "'other.*'" in message

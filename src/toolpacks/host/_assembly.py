@@ -28,6 +28,7 @@ from toolpacks.exceptions import ConfigError
 from toolpacks.host._compose import Candidate
 from toolpacks.host._conflicts import ConflictPolicy, get_policy, priority_on_conflict
 from toolpacks.host._selection import (
+    check_aliased,
     check_hints,
     check_patterns,
     check_tags,
@@ -252,7 +253,9 @@ def check_names(
         ConfigError: What is unknown or invalid, with the names that are known.
     """
     tools = {p.info.name: p.tools for p in loaded if p.info.status == "loaded"}
+    bases = {name: source.base for name, source in sources.items()}
     for key, patterns in (("exclude", request.exclude), ("tools", request.tools)):
+        check_aliased(request.scope, key, patterns, (p.info.name for p in loaded), bases)
         check_patterns(request.scope, key, patterns, tools, sources, request.rename)
     check_hints(request.scope, request.exclude_hints)
     check_hints(request.scope, request.require_hints, "require_hints")
@@ -264,6 +267,7 @@ def check_names(
         ("rename", request.rename),
         ("require_approval", request.approval_names),
     ):
+        check_aliased(request.scope, key, names, (p.info.name for p in loaded), bases)
         unknown = [
             name
             for name in sorted(names)

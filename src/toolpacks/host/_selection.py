@@ -33,6 +33,7 @@ from toolpacks.exceptions import ConfigError
 
 __all__ = [
     "HINTS",
+    "check_aliased",
     "check_hints",
     "check_patterns",
     "check_tags",
@@ -111,6 +112,36 @@ def check_patterns(
             f"toolset: {', '.join(qualified) or 'none'}; packs: "
             f"{', '.join(sorted(known_packs)) or 'none'}){_hints(unknown, dict.fromkeys(names))}"
         )
+
+
+def check_aliased(
+    scope: str,
+    key: str,
+    names: Iterable[str],
+    loaded: Iterable[str],
+    bases: Mapping[str, str | None],
+) -> None:
+    """Refuse entries under a pack this toolset holds only under an alias.
+
+    ``[packs.other] use = "files"`` with ``packs = ["other"]`` gives tools named
+    ``other.*``: an entry ``files.delete`` would apply to nothing (an exclusion or an
+    approval silently dropped), so it is an error naming the alias's name for it.
+
+    Raises:
+        ConfigError: The entry, the alias and the name to write.
+    """
+    held = set(loaded)
+    for name in sorted(set(names)):
+        pack, dot, rest = name.partition(".")
+        if not dot or pack in held or not _GLOB.isdisjoint(pack):
+            continue
+        aliases = sorted(a for a in held if bases.get(a) == pack)
+        if aliases:
+            raise ConfigError(
+                f"{scope}: {key} names {name!r}, but pack {pack!r} is in this toolset only "
+                f"as {', '.join(repr(a) for a in aliases)}, so it would apply to nothing; "
+                f"write {f'{aliases[0]}.{rest}'!r}"
+            )
 
 
 def check_hints(scope: str, hints: Iterable[str], key: str = "exclude_hints") -> None:
