@@ -654,8 +654,14 @@ def write_http_demo(directory: Path) -> Path:
 class HttpServer:
     """``toolpacks serve --http 127.0.0.1:0 ...`` in a subprocess; its URL read from stderr."""
 
-    def __init__(self, directory: Path, args: list[str], env: dict[str, str] | None = None) -> None:
-        config = write_http_demo(directory)
+    def __init__(
+        self,
+        directory: Path,
+        args: list[str],
+        env: dict[str, str] | None = None,
+        config: Path | None = None,
+    ) -> None:
+        config = config or write_http_demo(directory)
         environ = {**os.environ, "PYTHONPATH": str(directory), **(env or {})}
         command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
         self.proc = subprocess.Popen(

@@ -11,12 +11,7 @@ result, and a good call sent alongside it, concurrently, succeeds. Every wait is
 from __future__ import annotations
 
 import json
-import os
-import queue
-import subprocess
-import sys
 import textwrap
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -127,21 +122,7 @@ class PatternServer(HttpServer):
     """``toolpacks serve --agent pat --http 127.0.0.1:0`` serving the pattern pack."""
 
     def __init__(self, directory: Path) -> None:
-        config = write_pattern_pack(directory)
-        command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
-        self.proc = subprocess.Popen(
-            [*command, "--agent", "pat", "--http", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(directory)},
-            cwd=directory,
-        )
-        self.directory = directory
-        self.lines: list[str] = []
-        self._base: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.base = self._wait_announced()
+        super().__init__(directory, ["--agent", "pat"], config=write_pattern_pack(directory))
 
 
 @pytest.fixture(scope="module")

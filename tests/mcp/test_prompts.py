@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -47,24 +45,8 @@ class OfferServer(HttpServer):
     """``toolpacks serve --agent memo --agent plain --http 127.0.0.1:0`` in a subprocess."""
 
     def __init__(self, directory: Path, settings: str = "") -> None:
-        import queue
-        import threading
-
         config = write_offer(directory, settings)
-        command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
-        self.proc = subprocess.Popen(
-            [*command, "--agent", "memo", "--agent", "plain", "--http", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(directory)},
-            cwd=directory,
-        )
-        self.directory = directory
-        self.lines: list[str] = []
-        self._base: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.base = self._wait_announced()
+        super().__init__(directory, ["--agent", "memo", "--agent", "plain"], config=config)
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import os
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,21 +32,7 @@ class RichServer(HttpServer):
     """``toolpacks serve --agent rich --http 127.0.0.1:0`` in a subprocess."""
 
     def __init__(self, directory: Path) -> None:
-        config = write_rich(directory)
-        command = [sys.executable, "-m", "toolpacks", "serve", "--config", str(config)]
-        self.proc = subprocess.Popen(
-            [*command, "--agent", "rich", "--http", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(directory)},
-            cwd=directory,
-        )
-        self.directory = directory
-        self.lines: list[str] = []
-        self._base: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.base = self._wait_announced()
+        super().__init__(directory, ["--agent", "rich"], config=write_rich(directory))
 
 
 @pytest.fixture(scope="module")
