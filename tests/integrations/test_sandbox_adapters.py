@@ -5,16 +5,18 @@ probe pack of ``tests/packs/test_sandbox.py`` in a fake site: no new virtual env
 reads a file outside its grants (the host's ``toolpacks.toml`` holding a secret, a private
 directory), writes outside its grants, and connects to a loopback listener with
 ``network = false``. Each adapter installed in this venv (pydantic-ai, openai-agents,
-LangChain, llm) calls those tools the way its framework does: the framework receives the
-tool's error (the ``PermissionError``), the refused file is not created, and a granted read
-and write work (so the refusal is the sandbox's, not a broken call).
+LangChain, llm) calls those tools the way its framework does, and strands runs a real
+``strands.Agent`` loop in a venv of its own (it pins ``mcp<2.2``, see ``test_strands.py``):
+the framework receives the tool's error (the ``PermissionError``), the refused file is not
+created, and a granted read and write work (so the refusal is the sandbox's, not a broken
+call).
 
 The control host runs the same pack with ``sandbox = "off"``: through the same roads the same
 calls then read the secret, plant the file and connect, so each refusal asserted above is one
-the test would notice missing. strands is not installed here (it needs ``mcp<2.2``, see
-``test_strands.py``); its road is not covered by this file.
+the test would notice missing.
 
-One sandboxed host and one control host per module (two child processes in all).
+One sandboxed host and one control host per module here, and one script run in the strands
+venv (its own two hosts).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import FakeSite
+from tests.integrations._llm_fixtures import REPO, Venv
 from tests.packs.test_sandbox import PROBE
 
 from toolpacks import ToolError, Toolset
@@ -130,6 +133,7 @@ ROADS: dict[str, Road] = {
 class World:
     """The paths, the listener's port and the two hosts' toolsets."""
 
+    site: Path
     config: Path
     private: Path
     granted: Path
@@ -170,6 +174,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             site.host({"packs": {"probe": {"isolate": control}}}) as open_host,
         ):
             yield World(
+                site=site.root,
                 config=config,
                 private=private,
                 granted=granted,
@@ -244,4 +249,130 @@ def test_without_the_sandbox_the_same_roads_read_write_and_connect(road: str, wo
     assert planted.read_text() == "x"
     connected = call(world.control, "connect", {"port": world.port})
     assert not connected.error, (road, connected)
+    assert "connected" in connected.text
+
+
+# -- strands: a real ``strands.Agent`` loop in its own venv ------------------------------------
+
+STRANDS = r"""
+import json, sys
+from toolpacks import Host
+from toolpacks.integrations.strands import as_tools
+from strands import Agent
+from strands.models.model import Model
+
+paths = json.loads(sys.argv[1])
+
+
+class Scripted(Model):
+    '''Calls every scripted tool in its first turn, then answers; keeps the tool results.'''
+
+    def __init__(self, calls):
+        self.calls, self.results = list(calls), []
+
+    def update_config(self, **config): pass
+    def get_config(self): return {}
+    def structured_output(self, *args, **kwargs): raise NotImplementedError
+
+    async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
+        self.results.extend(
+            block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block
+        )
+        calls, self.calls = self.calls, []
+        yield {"messageStart": {"role": "assistant"}}
+        for tid, name, args in calls:
+            yield {"contentBlockStart": {"start": {"toolUse": {"name": name, "toolUseId": tid}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
+            yield {"contentBlockStop": {}}
+        if not calls:
+            yield {"contentBlockDelta": {"delta": {"text": "done"}}}
+            yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "tool_use" if calls else "end_turn"}}
+
+
+def run(isolate, calls):
+    config = {"packs": {"probe": {"isolate": isolate}}}
+    with Host(config, path=[paths["site"]]) as host:
+        model = Scripted(calls)
+        agent = Agent(model=model, tools=as_tools(host.toolset(packs=["probe"])),
+                      callback_handler=None)
+        answer = str(agent("go")).strip()
+    return {"answer": answer, **{r["toolUseId"]: r for r in model.results}}
+
+
+grants = {"read": [paths["granted"]], "write": [paths["out"]]}
+port = paths["port"]
+print(json.dumps({
+    "sandboxed": run({**grants, "network": False}, [
+        ["config", "read", {"path": paths["config"]}],
+        ["private", "read", {"path": paths["private"] + "/secret.txt"}],
+        ["granted", "read", {"path": paths["granted"] + "/data.txt"}],
+        ["plant", "write", {"path": paths["private"] + "/planted-strands.txt", "text": "x"}],
+        ["plant_ro", "write", {"path": paths["granted"] + "/planted-strands.txt", "text": "x"}],
+        ["ok", "write", {"path": paths["out"] + "/ok-strands.txt", "text": "strands"}],
+        ["connect", "connect", {"port": port}],
+    ]),
+    "control": run({**grants, "sandbox": "off"}, [
+        ["config", "read", {"path": paths["config"]}],
+        ["plant", "write", {"path": paths["private"] + "/control-strands.txt", "text": "x"}],
+        ["connect", "connect", {"port": port}],
+    ]),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def strands_seen(world: World, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What the strands agent's model received, sandboxed and with the sandbox off."""
+    root = tmp_path_factory.mktemp("strands-sandbox-venv") / "env"
+    venv = Venv.create(root, "-e", str(REPO), "strands-agents")
+    paths = {
+        "site": str(world.site),
+        "config": str(world.config),
+        "private": str(world.private),
+        "granted": str(world.granted),
+        "out": str(world.out),
+        "port": world.port,
+    }
+    cwd = tmp_path_factory.mktemp("strands-sandbox-run")
+    done = venv.run("python", "-c", STRANDS, json.dumps(paths), cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return seen
+
+
+def _strands(result: dict[str, Any]) -> Outcome:
+    text = " ".join(str(block.get("text", "")) for block in result["content"])
+    return Outcome(result["status"] == "error", text)
+
+
+def test_strands_receives_the_sandboxs_refusals(world: World, strands_seen: dict[str, Any]) -> None:
+    """Read, write outside the grants and ``network = false``: strands' error tool results."""
+    seen = strands_seen["sandboxed"]
+    assert seen["answer"] == "done"
+    for tid in ("config", "private", "plant", "plant_ro", "connect"):
+        outcome = _strands(seen[tid])
+        assert _refused(outcome), (tid, outcome)
+        assert SECRET not in outcome.text
+    assert not (world.private / "planted-strands.txt").exists()
+    assert not (world.granted / "planted-strands.txt").exists()
+    granted = _strands(seen["granted"])
+    assert not granted.error, granted
+    assert "granted data" in granted.text
+    assert not _strands(seen["ok"]).error
+    assert (world.out / "ok-strands.txt").read_text() == "strands"
+
+
+def test_strands_without_the_sandbox_reads_writes_and_connects(
+    world: World, strands_seen: dict[str, Any]
+) -> None:
+    """The control: the same strands road leaks what the sandbox refuses."""
+    seen = strands_seen["control"]
+    leaked = _strands(seen["config"])
+    assert not leaked.error, leaked
+    assert SECRET in leaked.text
+    assert not _strands(seen["plant"]).error
+    assert (world.private / "control-strands.txt").read_text() == "x"
+    connected = _strands(seen["connect"])
+    assert not connected.error, connected
     assert "connected" in connected.text
