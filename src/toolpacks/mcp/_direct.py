@@ -209,7 +209,8 @@ class ToolAnswers:
             channel: The call's way back to the client (progress, logs, asking), if any.
 
         Raises:
-            UnknownTool: ``name`` is not exposed.
+            UnknownTool: ``name`` is not exposed (or, ``RequestStateRefused``, the call's
+                ``requestState`` does not verify).
         """
         if name == self.meta:
             return await self.found.search(notify, self.toolset, arguments)
@@ -218,6 +219,9 @@ class ToolAnswers:
                 return self.render(name, await self.toolset.call(name, arguments or {}))
             raise UnknownTool(self.unknown(name))
         entry = self.toolset.entry(name)
+        bind = getattr(channel, "bind", None)  # 2026-07-28: the requestState must be this call's
+        if bind is not None:
+            bind(arguments or {}, SERVED_PRINCIPAL.get())  # or RequestStateRefused (-32602)
         if entry.require_approval and self.toolset.approver.handler is None:
             return error_text(
                 f"Tool '{name}' requires approval, and this MCP server has no approval policy, "

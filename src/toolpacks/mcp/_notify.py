@@ -15,9 +15,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolpacks.core._channel import LOG_LEVELS, Channel, ChannelError
+from toolpacks.mcp._direct import UnknownTool
+
+if TYPE_CHECKING:
+    from toolpacks.core._principal import Principal
 
 __all__ = [
     "STATELESS",
@@ -25,6 +29,7 @@ __all__ = [
     "InputChannel",
     "Outgoing",
     "PeerChannel",
+    "RequestStateRefused",
     "Send",
     "StatelessChannel",
 ]
@@ -188,8 +193,10 @@ class InputChannel(Channel):
     user or model and calls again; the tool runs again from the start, and this time its
     question is answered. Progress and logs go to ``base``.
 
-    ``requestState`` holds the answers so far and the tool's name (base64 JSON, not secret:
-    they are the client's own answers, and each is checked against its form again).
+    ``requestState`` holds the answers so far, sealed (``_state_seal``) and bound to the call:
+    ``bind`` refuses a state issued for another tool, other arguments or another principal,
+    changed, or expired (``RequestStateRefused``: a -32602 error, the tool not run). Only
+    answers to the questions the state says were asked are taken from ``inputResponses``.
     """
 
     def __init__(self, base: Channel, name: str, params: Mapping[str, Any]) -> None:
@@ -198,14 +205,44 @@ class InputChannel(Channel):
         meta = params.get("_meta")
         capabilities = meta.get(_CAPABILITIES_KEY) if isinstance(meta, dict) else None
         self._capabilities = capabilities if isinstance(capabilities, dict) else {}
-        self._answers: dict[str, Any] = _unpack(params.get("requestState"), name)
+        self._state = params.get("requestState")
         responses = params.get("inputResponses")
-        if isinstance(responses, dict):
-            self._answers.update(responses)
+        self._responses = dict(responses) if isinstance(responses, dict) else {}
+        self._answers: dict[str, Any] = {}
+        self._binding: dict[str, Any] = {"tool": name, "args": "", "sub": None}
         self._asked = 0
         self.needed: dict[str, Any] | None = None
         """The question the client must answer before the call can finish, if any."""
         self.loop = base.loop
+
+    def bind(self, arguments: Mapping[str, Any], principal: Principal | None) -> None:
+        """Bind the call's state to its arguments and principal; take the answers it holds.
+
+        Called before the tool runs (``ToolAnswers.call``).
+
+        Raises:
+            RequestStateRefused: The call carries a ``requestState`` this server did not
+                issue for this call (this tool, these arguments, this principal), changed,
+                or expired.
+        """
+        from toolpacks.mcp._state_seal import arguments_digest, open_state
+
+        subject = None if principal is None else principal.subject
+        self._binding = {"tool": self._name, "args": arguments_digest(arguments), "sub": subject}
+        if self._state is None:  # a first round: nothing was asked yet
+            return
+        value = open_state(self._state)
+        if value is None or any(value.get(k) != v for k, v in self._binding.items()):
+            raise RequestStateRefused(
+                f"the requestState of this call of {self._name!r} does not verify: this "
+                "server did not issue it for a call of this tool with these arguments by this "
+                "caller, or it was changed, or it expired. Call the tool again without "
+                "requestState and inputResponses to start over."
+            )
+        answers, asked = value.get("answers"), value.get("asked")
+        self._answers = dict(answers) if isinstance(answers, dict) else {}
+        asked = asked if isinstance(asked, list) else []
+        self._answers.update({k: v for k, v in self._responses.items() if k in asked})
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """Progress, through the base channel."""
@@ -242,35 +279,15 @@ class InputChannel(Channel):
 
     def input_required(self) -> dict[str, Any]:
         """The ``input_required`` result: the question, and the answers so far as state."""
-        state = _pack({"tool": self._name, "answers": self._answers})
+        from toolpacks.mcp._state_seal import seal_state
+
+        asked = sorted(self.needed or {})
+        state = seal_state({**self._binding, "answers": self._answers, "asked": asked})
         return {"resultType": "input_required", "inputRequests": self.needed, "requestState": state}
 
 
+class RequestStateRefused(UnknownTool):
+    """A ``requestState`` that does not verify for its call: answered -32602, as bad params."""
+
+
 _CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_STATE_PREFIX = "toolpacks1."
-
-
-def _pack(value: Any) -> str:
-    import base64
-    import json
-
-    raw = json.dumps(value, separators=(",", ":")).encode()
-    return _STATE_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii")
-
-
-def _unpack(state: Any, name: str) -> dict[str, Any]:
-    """The answers an earlier round kept for the tool ``name`` (none when not ours)."""
-    import base64
-    import binascii
-    import json
-
-    if not isinstance(state, str) or not state.startswith(_STATE_PREFIX):
-        return {}
-    try:
-        value = json.loads(base64.urlsafe_b64decode(state[len(_STATE_PREFIX) :]))
-    except (ValueError, binascii.Error):
-        return {}
-    if not isinstance(value, dict) or value.get("tool") != name:
-        return {}
-    answers = value.get("answers")
-    return dict(answers) if isinstance(answers, dict) else {}

@@ -163,8 +163,10 @@ def build_http_app(
         raise TypeError("max_body_bytes is a number of bytes (an int)")
     if max_body_bytes <= 0:
         raise ValueError(f"max_body_bytes must be positive, not {max_body_bytes}")
+    from toolpacks.mcp._state_seal import share_key
     from toolpacks.mcp.http.auth._wiring import authenticator, metadata_routes
 
+    share_key()  # requestState: any worker opens a state another sealed (connect.key)
     auth = authenticator(host, names, token)
     guard = Guard(None, allowed_hosts, allowed_origins)  # tokens: ``auth``
     expose = expose_errors or host.config.config.settings.expose_errors
