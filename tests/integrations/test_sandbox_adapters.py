@@ -4,8 +4,9 @@ An isolated pack (``isolate = {...}``, a real child process under real Landlock 
 probe pack of ``tests/packs/test_sandbox.py`` in a fake site: no new virtual environment)
 reads a file outside its grants (the host's ``toolpacks.toml`` holding a secret, a private
 directory), writes outside its grants, and connects to a loopback listener with
-``network = false``. Each adapter installed in this venv (pydantic-ai, openai-agents,
-LangChain, llm) calls those tools the way its framework does, and strands runs a real
+``network = false``. Each adapter installed in this venv (pydantic-ai on both its roads:
+its own short run of a plain tool, and ``Toolset.call`` when ``deps`` carry a principal;
+openai-agents, LangChain, llm) calls those tools the way its framework does, and strands runs a real
 ``strands.Agent`` loop in a venv of its own (it pins ``mcp<2.2``, see ``test_strands.py``):
 the framework receives the tool's error (the ``PermissionError``), the refused file is not
 created, and a granted read and write work (so the refusal is the sandbox's, not a broken
@@ -35,7 +36,7 @@ from tests.conftest import FakeSite
 from tests.integrations._llm_fixtures import REPO, Venv
 from tests.packs.test_sandbox import PROBE
 
-from toolpacks import ToolError, Toolset
+from toolpacks import Principal, ToolError, Toolset
 from toolpacks.packs.sandbox._landlock import abi
 
 pytestmark = [
@@ -61,8 +62,14 @@ Road = Callable[[Toolset, str, dict[str, Any]], Outcome]
 # -- the roads: each framework's own call path -------------------------------------------------
 
 
-def _pydantic_ai(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outcome:
-    """A real ``Agent.run_sync`` whose scripted model calls the tool once."""
+def _pydantic_ai(
+    toolset: Toolset, name: str, arguments: dict[str, Any], deps: Any = None
+) -> Outcome:
+    """A real ``Agent.run_sync`` whose scripted model calls the tool once.
+
+    Without ``deps`` the adapter runs a plain tool itself (its short road); with a principal
+    in ``deps`` the call goes through ``Toolset.call``.
+    """
     from pydantic_ai import Agent, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -76,8 +83,8 @@ def _pydantic_ai(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outc
         returned.extend(p for p in messages[-1].parts if isinstance(p, ToolReturnPart))
         return ModelResponse(parts=[TextPart("done")])
 
-    agent = Agent(FunctionModel(respond), toolsets=[as_toolset(toolset)])
-    assert agent.run_sync("go").output == "done"
+    agent = Agent(FunctionModel(respond), toolsets=[as_toolset(toolset)], deps_type=object)
+    assert agent.run_sync("go", deps=deps).output == "done"
     (part,) = returned
     return Outcome(part.outcome == "failed", str(part.content))
 
@@ -118,8 +125,14 @@ def _llm(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outcome:
     return Outcome(False, str(value))
 
 
+def _pydantic_ai_principal(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outcome:
+    """pydantic-ai with a principal in ``deps``: the adapter's ``Toolset.call`` road."""
+    return _pydantic_ai(toolset, name, arguments, deps=Principal("alice"))
+
+
 ROADS: dict[str, Road] = {
     "pydantic-ai": _pydantic_ai,
+    "pydantic-ai-principal": _pydantic_ai_principal,
     "openai-agents": _openai_agents,
     "langchain": _langchain,
     "llm": _llm,
