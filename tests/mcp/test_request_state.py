@@ -467,3 +467,25 @@ def test_a_state_one_worker_sealed_opens_on_the_other(tmp_path: Path) -> None:
             pytest.fail("every round landed on one worker; cannot tell")
     finally:
         server.kill()
+
+
+# -- in-process: the expiry
+
+
+@pytest.mark.parametrize("ttl", [3600.0, -1.0], ids=["in-time", "expired"])
+def test_a_state_past_its_hour_is_refused(monkeypatch: pytest.MonkeyPatch, ttl: float) -> None:
+    """The same sealed state opens within its time and is refused after it."""
+    from toolpacks.mcp import _state_seal
+    from toolpacks.mcp._notify import STATELESS_CHANNEL, InputChannel, RequestStateRefused
+
+    monkeypatch.setattr(_state_seal, "TTL", ttl)
+    binding = {"tool": "delete", "args": _state_seal.arguments_digest({"path": "a"}), "sub": None}
+    state = _state_seal.seal_state({**binding, "answers": {}, "asked": ["elicitation-0"]})
+    params = {"_meta": META, "requestState": state, "inputResponses": {"elicitation-0": YES}}
+    channel = InputChannel(STATELESS_CHANNEL, "delete", params)
+    if ttl < 0:
+        with pytest.raises(RequestStateRefused, match="requestState"):
+            channel.bind({"path": "a"}, None)
+        return
+    channel.bind({"path": "a"}, None)
+    assert run(channel.elicit("delete a?", {"type": "object"})) == YES
