@@ -86,7 +86,7 @@ def register_tools(register):
 '''
 
 AGENT = '[agents.guard]\npacks = ["guard"]\n'
-CAPABILITIES = {"elicitation": {}}
+CAPABILITIES: dict[str, Any] = {"elicitation": {}}
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
@@ -193,8 +193,8 @@ def http_call(url: str, token: str | None = None) -> Call:
         }
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
-        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
-        body["params"] = _params(name, arguments, state, responses)  # type: ignore[assignment]
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+        body["params"] = _params(name, arguments, state, responses)
         answer = httpx.post(url, json=body, headers=headers, timeout=HTTP_TIMEOUT)
         assert answer.status_code in (200, 400), answer.text
         value: dict[str, Any] = answer.json()
