@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ from tests.conftest import FakeSite
 from tests.integrations._llm_fixtures import REPO, Venv
 from tests.packs.test_sandbox import PROBE
 
-from toolpacks import Principal, ToolError, Toolset
+from toolpacks import Principal, Toolset
 from toolpacks.packs.sandbox._landlock import abi
 
 pytestmark = [
@@ -114,15 +115,28 @@ def _langchain(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outcom
 
 
 def _llm(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outcome:
-    """The llm ``Tool``'s ``implementation``: a failure is a raised ``ToolError``."""
+    """A real llm ``chain`` whose scripted model asks for the tool call once."""
+    import llm
+
     from toolpacks.integrations.llm import as_tools
 
-    implementation: Any = {t.name: t for t in as_tools(toolset)}[name].implementation
-    try:
-        value = implementation(**arguments)
-    except ToolError as exc:
-        return Outcome(True, str(exc))
-    return Outcome(False, str(value))
+    results: list[Any] = []
+
+    class Scripted(llm.Model):  # type: ignore[misc]
+        model_id = "toolpacks-scripted-sandbox"
+        supports_tools = True
+
+        def execute(self, prompt: Any, stream: bool, response: Any, conversation: Any) -> Any:
+            results.extend(prompt.tool_results)
+            if results:
+                yield "done"
+                return
+            response.add_tool_call(llm.ToolCall(name=name, arguments=arguments, tool_call_id="c1"))
+            yield ""
+
+    assert Scripted().chain("go", tools=as_tools(toolset)).text() == "done"
+    (result,) = results
+    return Outcome(result.exception is not None, f"{result.output} {result.exception or ''}")
 
 
 def _pydantic_ai_principal(toolset: Toolset, name: str, arguments: dict[str, Any]) -> Outcome:
@@ -200,6 +214,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             sys.modules.pop(name, None)
 
 
+@pytest.fixture(scope="module")
+def home_file() -> Iterator[Path]:
+    """A file in the user's home directory, which no isolated pack is granted."""
+    path = Path.home() / f".toolpacks-sandbox-adapters-{os.getpid()}"
+    path.write_text("home secret")
+    try:
+        yield path
+    finally:
+        path.unlink()
+
+
 def _refused(outcome: Outcome) -> bool:
     return outcome.error and "PermissionError" in outcome.text
 
@@ -209,14 +234,15 @@ def _refused(outcome: Outcome) -> bool:
 
 @pytest.mark.parametrize("road", ROADS)
 def test_a_read_outside_the_grants_reaches_the_framework_as_the_tools_error(
-    road: str, world: World
+    road: str, world: World, home_file: Path
 ) -> None:
-    """The host's config and a private file are refused; the secret never reaches the model."""
+    """The host's config, a home and a private file are refused; no secret reaches the model."""
     call = ROADS[road]
-    for path in (world.config, world.private / "secret.txt"):
+    for path in (world.config, home_file, world.private / "secret.txt"):
         outcome = call(world.sandboxed, "read", {"path": str(path)})
         assert _refused(outcome), (road, path, outcome)
         assert SECRET not in outcome.text
+        assert "home secret" not in outcome.text
         assert "private secret" not in outcome.text
     granted = call(world.sandboxed, "read", {"path": str(world.granted / "data.txt")})
     assert not granted.error, (road, granted)
@@ -257,6 +283,10 @@ def test_without_the_sandbox_the_same_roads_read_write_and_connect(road: str, wo
     leaked = call(world.control, "read", {"path": str(world.config)})
     assert not leaked.error, (road, leaked)
     assert SECRET in leaked.text
+    assert (
+        "private secret"
+        in call(world.control, "read", {"path": str(world.private / "secret.txt")}).text
+    )
     planted = world.private / f"control-{road}.txt"
     assert not call(world.control, "write", {"path": str(planted), "text": "x"}).error
     assert planted.read_text() == "x"
