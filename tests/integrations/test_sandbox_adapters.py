@@ -349,6 +349,7 @@ print(json.dumps({
     "sandboxed": run({**grants, "network": False}, [
         ["config", "read", {"path": paths["config"]}],
         ["private", "read", {"path": paths["private"] + "/secret.txt"}],
+        ["home", "read", {"path": paths["home"]}],
         ["granted", "read", {"path": paths["granted"] + "/data.txt"}],
         ["plant", "write", {"path": paths["private"] + "/planted-strands.txt", "text": "x"}],
         ["plant_ro", "write", {"path": paths["granted"] + "/planted-strands.txt", "text": "x"}],
@@ -365,7 +366,9 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def strands_seen(world: World, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def strands_seen(
+    world: World, home_file: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     """What the strands agent's model received, sandboxed and with the sandbox off."""
     root = tmp_path_factory.mktemp("strands-sandbox-venv") / "env"
     venv = Venv.create(root, "-e", str(REPO), "strands-agents")
@@ -376,6 +379,7 @@ def strands_seen(world: World, tmp_path_factory: pytest.TempPathFactory) -> dict
         "granted": str(world.granted),
         "out": str(world.out),
         "port": world.port,
+        "home": str(home_file),
     }
     cwd = tmp_path_factory.mktemp("strands-sandbox-run")
     done = venv.run("python", "-c", STRANDS, json.dumps(paths), cwd=cwd)
@@ -393,10 +397,11 @@ def test_strands_receives_the_sandboxs_refusals(world: World, strands_seen: dict
     """Read, write outside the grants and ``network = false``: strands' error tool results."""
     seen = strands_seen["sandboxed"]
     assert seen["answer"] == "done"
-    for tid in ("config", "private", "plant", "plant_ro", "connect"):
+    for tid in ("config", "private", "home", "plant", "plant_ro", "connect"):
         outcome = _strands(seen[tid])
         assert _refused(outcome), (tid, outcome)
         assert SECRET not in outcome.text
+        assert "home secret" not in outcome.text
     assert not (world.private / "planted-strands.txt").exists()
     assert not (world.granted / "planted-strands.txt").exists()
     granted = _strands(seen["granted"])
