@@ -15,6 +15,31 @@ import pytest
 
 from toolpacks import Host, hookimpl
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the suite's state out of the user's: a state directory of the session's own.
+
+    Servers the tests start (and their workers) inherit it, so key files such as the HTTP
+    server's ``connect.key`` are never written under ``~/.local/state``. A test that needs
+    its own sets ``TOOLPACKS_STATE_DIR`` itself.
+    """
+    import os
+    import tempfile
+
+    if "TOOLPACKS_STATE_DIR" not in os.environ:
+        _made.append(tempfile.mkdtemp(prefix="toolpacks-test-state-"))
+        os.environ["TOOLPACKS_STATE_DIR"] = _made[-1]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the session's state directory (when this session made it)."""
+    import shutil
+
+    for made in _made:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+_made: list[str] = []
 _counter = iter(range(1_000_000))
 
 
