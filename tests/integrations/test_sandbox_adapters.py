@@ -1,16 +1,17 @@
 """The sandbox's refusals on the framework-adapter roads (issues 32 and 36).
 
-An isolated pack (``isolate = {...}``, a real child process under real Landlock rules, the
-probe pack of ``tests/packs/test_sandbox.py`` in a fake site: no new virtual environment)
-reads a file outside its grants (the host's ``toolpacks.toml`` holding a secret, a private
-directory), writes outside its grants, and connects to a loopback listener with
-``network = false``. Each adapter installed in this venv (pydantic-ai on both its roads:
-its own short run of a plain tool, and ``Toolset.call`` when ``deps`` carry a principal;
-openai-agents, LangChain, llm) calls those tools the way its framework does, and strands runs a real
-``strands.Agent`` loop in a venv of its own (it pins ``mcp<2.2``, see ``test_strands.py``):
-the framework receives the tool's error (the ``PermissionError``), the refused file is not
-created, and a granted read and write work (so the refusal is the sandbox's, not a broken
-call).
+An isolated pack (``isolate = {...}``: a real child process under real Landlock rules; the
+probe pack of ``tests/packs/test_sandbox.py`` in a fake site, no new virtual environment)
+reads files outside its grants (the host's ``toolpacks.toml`` holding a secret, a file in
+the user's home, a private directory), writes outside its grants, and connects to a
+loopback listener with ``network = false``. Each adapter calls those tools the way its
+framework does: pydantic-ai's agent run on both of the adapter's roads (its short run of a
+plain tool, and ``Toolset.call`` when ``deps`` carry a principal), openai-agents'
+``FunctionTool.on_invoke_tool``, LangChain's ``BaseTool.ainvoke``, an llm ``chain``, and a
+real ``strands.Agent`` loop in a venv of its own (strands pins ``mcp<2.2``, see
+``test_strands.py``). The framework receives the tool's error (the ``PermissionError``), the
+refused file is not created, and a granted read and write work (so the refusal is the
+sandbox's, not a broken call).
 
 The control host runs the same pack with ``sandbox = "off"``: through the same roads the same
 calls then read the secret, plant the file and connect, so each refusal asserted above is one
@@ -393,6 +394,7 @@ def _strands(result: dict[str, Any]) -> Outcome:
     return Outcome(result["status"] == "error", text)
 
 
+@pytest.mark.timeout(600)  # the first one builds the strands venv
 def test_strands_receives_the_sandboxs_refusals(world: World, strands_seen: dict[str, Any]) -> None:
     """Read, write outside the grants and ``network = false``: strands' error tool results."""
     seen = strands_seen["sandboxed"]
@@ -411,6 +413,7 @@ def test_strands_receives_the_sandboxs_refusals(world: World, strands_seen: dict
     assert (world.out / "ok-strands.txt").read_text() == "strands"
 
 
+@pytest.mark.timeout(600)  # the first one builds the strands venv
 def test_strands_without_the_sandbox_reads_writes_and_connects(
     world: World, strands_seen: dict[str, Any]
 ) -> None:
