@@ -129,3 +129,17 @@ def import_without(module: str, framework: str) -> str:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return out.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def strands_venv(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """This checkout of toolpacks (no MCP extra) and strands-agents from the package index.
+
+    One per session: strands pins ``mcp<2.2``, so its loop runs in a venv of its own, shared
+    by ``test_strands.py`` and ``test_sandbox_adapters.py``.
+    """
+    from ._llm_fixtures import REPO, Venv
+
+    return Venv.create(
+        tmp_path_factory.mktemp("strands-venv") / "env", "-e", str(REPO), "strands-agents"
+    )

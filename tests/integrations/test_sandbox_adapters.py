@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import FakeSite
-from tests.integrations._llm_fixtures import REPO, Venv
+from tests.integrations._llm_fixtures import Venv
 from tests.packs.test_sandbox import PROBE
 
 from toolpacks import Principal, Toolset
@@ -368,11 +368,10 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def strands_seen(
-    world: World, home_file: Path, tmp_path_factory: pytest.TempPathFactory
+    world: World, home_file: Path, strands_venv: Venv, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:
     """What the strands agent's model received, sandboxed and with the sandbox off."""
-    root = tmp_path_factory.mktemp("strands-sandbox-venv") / "env"
-    venv = Venv.create(root, "-e", str(REPO), "strands-agents")
+    venv = strands_venv
     paths = {
         "site": str(world.site),
         "config": str(world.config),

@@ -23,7 +23,7 @@ import pytest
 from toolpacks import Toolset, tool
 from toolpacks.integrations.strands import tool_spec
 
-from ._llm_fixtures import REPO, Venv
+from ._llm_fixtures import Venv
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "integrations" / "strands.md"
 
@@ -128,14 +128,6 @@ print(json.dumps({
     **seen,
 }))
 '''
-
-
-@pytest.fixture(scope="session")
-def strands_venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    """This checkout of toolpacks (no MCP extra) and strands-agents from the package index."""
-    return Venv.create(
-        tmp_path_factory.mktemp("strands-venv") / "env", "-e", str(REPO), "strands-agents"
-    )
 
 
 @pytest.fixture(scope="session")
