@@ -13,7 +13,6 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import mcp_types
 import pytest
@@ -62,25 +61,16 @@ def _site(root: Path) -> Path:
     return directory
 
 
-async def _call_as(directory: Path, subject: str) -> mcp_types.CallToolResult:
+async def _call_as(directory: Path, subject: str | None) -> mcp_types.CallToolResult:
+    """``gh_token`` over stdio, served with ``--principal SUBJECT`` (None: no principal)."""
     keys = ("TOOLPACKS_STATE_DIR", "TOOLPACKS_CACHE_DIR", "XDG_CONFIG_HOME", "TOOLPACKS_TRUST_FILE")
     env = {"PYTHONPATH": str(directory), **{k: os.environ[k] for k in keys}}
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "toolpacks",
-            "serve",
-            "--agent",
-            "dev",
-            "--config",
-            str(directory / "toolpacks.toml"),
-            "--principal",
-            subject,
-        ],
-        env=env,
-    )
-    with (directory / f"serve-{subject}.log").open("a") as errlog:
+    config = str(directory / "toolpacks.toml")
+    args = ["-m", "toolpacks", "serve", "--agent", "dev", "--config", config]
+    if subject is not None:
+        args += ["--principal", subject]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+    with (directory / f"serve-{subject or 'anonymous'}.log").open("a") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             return await client.call_tool("gh_token", {})
 
@@ -115,25 +105,6 @@ def test_without_a_principal_no_credential_is_served(tmp_path: Path) -> None:
     SqliteCredentialStore().set("github", "alice", "ghp_alice_stdio_3")
     directory = _site(tmp_path)
 
-    async def anonymous() -> Any:
-        keys = ("TOOLPACKS_STATE_DIR", "TOOLPACKS_CACHE_DIR", "XDG_CONFIG_HOME")
-        env = {"PYTHONPATH": str(directory), **{k: os.environ[k] for k in keys}}
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=[
-                "-m",
-                "toolpacks",
-                "serve",
-                "--agent",
-                "dev",
-                "--config",
-                str(directory / "toolpacks.toml"),
-            ],
-            env=env,
-        )
-        async with Client(stdio_client(params)) as client:
-            return await client.call_tool("gh_token", {})
-
-    result = asyncio.run(asyncio.wait_for(anonymous(), 60))
+    result = asyncio.run(asyncio.wait_for(_call_as(directory, None), 60))
     assert result.is_error
     assert "ghp_" not in _text(result)
