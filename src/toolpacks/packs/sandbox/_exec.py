@@ -9,6 +9,7 @@ mode is ``required``, it exits with status 126 and says why on stderr.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import signal
@@ -61,8 +62,13 @@ def _run_below(program: str, command: list[str]) -> NoReturn:
     if pid == 0:  # pragma: no cover - replaced by the command
         _die_with_parent(_libc())
         os.execv(program, command)
+
+    def pass_on(number: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):  # it may have exited already
+            os.kill(pid, number)
+
     for stop in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(stop, lambda number, _frame: os.kill(pid, number))
+        signal.signal(stop, pass_on)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
