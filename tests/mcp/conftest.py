@@ -216,6 +216,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]
         client.close()
 
 
+def run_bounded(coro: Any, timeout: float = 20.0) -> Any:
+    """Run a test coroutine within ``timeout`` s; a lone error in a task group is raised alone."""
+    try:
+        return asyncio.run(asyncio.wait_for(coro, timeout))
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        raise leaf from group
+
+
 def text_of(result: mcp_types.CallToolResult) -> str:
     """The text blocks of a result, joined."""
     return "\n".join(b.text for b in result.content if isinstance(b, mcp_types.TextContent))

@@ -10,7 +10,6 @@ PKCE and calls the tool with the token it got.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
@@ -22,6 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .auth_issuer import AuthServer, Issuer, auth_config
+from .conftest import run_bounded
 
 TIMEOUT = 30
 
@@ -43,13 +43,8 @@ def server(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 def run(coro: Any) -> Any:
-    try:
-        return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
-    except BaseExceptionGroup as group:
-        leaf: BaseException = group
-        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
-            leaf = leaf.exceptions[0]
-        raise leaf from group
+    """Run a test coroutine, bounded by this module's ``TIMEOUT``."""
+    return run_bounded(coro, TIMEOUT)
 
 
 @contextlib.asynccontextmanager

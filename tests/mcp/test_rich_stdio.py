@@ -21,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from .conftest import run_bounded, text_of
 from .rich_pack import write_rich
 
 TIMEOUT = 20.0
@@ -55,18 +56,11 @@ async def connect(directory: Path, mode: str = "legacy", **callbacks: Any) -> As
 
 
 def run(coro: Any) -> Any:
-    """Run a test coroutine, bounded; a lone error in a task group is raised alone."""
-    try:
-        return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
-    except BaseExceptionGroup as group:
-        leaf: BaseException = group
-        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
-            leaf = leaf.exceptions[0]
-        raise leaf from group
+    """Run a test coroutine, bounded by this module's ``TIMEOUT``."""
+    return run_bounded(coro, TIMEOUT)
 
 
-def text(result: mcp_types.CallToolResult) -> str:
-    return "\n".join(b.text for b in result.content if isinstance(b, mcp_types.TextContent))
+text = text_of
 
 
 MODES = ["legacy", "auto"]

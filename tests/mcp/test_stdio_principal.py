@@ -8,7 +8,6 @@ record (shipped here to a file by a plain ``logging.FileHandler``), never argume
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import subprocess
@@ -18,10 +17,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import mcp_types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from .conftest import run_bounded, text_of
 
 TIMEOUT = 20.0
 
@@ -103,17 +103,11 @@ async def connect(directory: Path, *extra: str, audit: Path | None = None) -> As
 
 
 def run(coro: Any) -> Any:
-    try:
-        return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
-    except BaseExceptionGroup as group:
-        leaf: BaseException = group
-        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
-            leaf = leaf.exceptions[0]
-        raise leaf from group
+    """Run a test coroutine, bounded by this module's ``TIMEOUT``."""
+    return run_bounded(coro, TIMEOUT)
 
 
-def text(result: mcp_types.CallToolResult) -> str:
-    return "\n".join(b.text for b in result.content if isinstance(b, mcp_types.TextContent))
+text = text_of
 
 
 async def session(directory: Path, *extra: str, audit: Path | None = None) -> dict[str, Any]:
