@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 from tests.conftest import FakeSite
 from tests.integrations._llm_fixtures import Venv
+from tests.integrations.test_strands import SCRIPTED_MODEL
 from tests.packs.test_sandbox import PROBE
 
 from toolpacks import Principal, Toolset
@@ -298,7 +299,8 @@ def test_without_the_sandbox_the_same_roads_read_write_and_connect(road: str, wo
 
 # -- strands: a real ``strands.Agent`` loop in its own venv ------------------------------------
 
-STRANDS = r"""
+STRANDS = (
+    r"""
 import json, sys
 from toolpacks import Host
 from toolpacks.integrations.strands import as_tools
@@ -308,36 +310,14 @@ from strands.models.model import Model
 paths = json.loads(sys.argv[1])
 
 
-class Scripted(Model):
-    '''Calls every scripted tool in its first turn, then answers; keeps the tool results.'''
-
-    def __init__(self, calls):
-        self.calls, self.results = list(calls), []
-
-    def update_config(self, **config): pass
-    def get_config(self): return {}
-    def structured_output(self, *args, **kwargs): raise NotImplementedError
-
-    async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
-        self.results.extend(
-            block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block
-        )
-        calls, self.calls = self.calls, []
-        yield {"messageStart": {"role": "assistant"}}
-        for tid, name, args in calls:
-            yield {"contentBlockStart": {"start": {"toolUse": {"name": name, "toolUseId": tid}}}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
-            yield {"contentBlockStop": {}}
-        if not calls:
-            yield {"contentBlockDelta": {"delta": {"text": "done"}}}
-            yield {"contentBlockStop": {}}
-        yield {"messageStop": {"stopReason": "tool_use" if calls else "end_turn"}}
-
+"""
+    + SCRIPTED_MODEL
+    + r"""
 
 def run(isolate, calls):
     config = {"packs": {"probe": {"isolate": isolate}}}
     with Host(config, path=[paths["site"]]) as host:
-        model = Scripted(calls)
+        model = Scripted([(name, args, tid) for tid, name, args in calls])
         agent = Agent(model=model, tools=as_tools(host.toolset(packs=["probe"])),
                       callback_handler=None)
         answer = str(agent("go")).strip()
@@ -364,6 +344,7 @@ print(json.dumps({
     ]),
 }))
 """
+)
 
 
 @pytest.fixture(scope="module")

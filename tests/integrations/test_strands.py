@@ -198,15 +198,9 @@ def test_strands_venv_has_the_mcp_strands_pins(outcome: dict[str, Any]) -> None:
     assert (major, minor) < (2, 2)
 
 
-APPROVAL_SCRIPT = r'''
-import json
-from strands import Agent
-from strands.models.model import Model
-from toolpacks import Toolset, tool
-from toolpacks.integrations.strands import approval_hooks, as_tools
-
+SCRIPTED_MODEL = r"""
 class Scripted(Model):
-    """Asks for the scripted tool calls once, then answers; records the tool results."""
+    # Asks for the scripted (name, args, toolUseId) calls once, then answers; keeps results.
     def __init__(self, calls):
         self.calls, self.results = list(calls), []
     def update_config(self, **config): pass
@@ -226,7 +220,20 @@ class Scripted(Model):
             yield {"contentBlockDelta": {"delta": {"text": "done"}}}
             yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use" if calls else "end_turn"}}
+"""
+"""A strands ``Model`` that plays scripted tool calls (scripts run in the strands venv)."""
 
+APPROVAL_SCRIPT = (
+    r"""
+import json
+from strands import Agent
+from strands.models.model import Model
+from toolpacks import Toolset, tool
+from toolpacks.integrations.strands import approval_hooks, as_tools
+
+"""
+    + SCRIPTED_MODEL
+    + r'''
 def files(mode, policy=None):
     """A delete tool counting its runs, and an authorize hook counting what it is asked."""
     ran, asked = [], []
@@ -381,6 +388,7 @@ for mode in ("hook", "static"):
         out["kept-id-" + mode + "-" + response] = same_id(mode, response, [CancelOnce()])
 print(json.dumps(out))
 '''
+)
 
 
 @pytest.fixture(scope="session")
