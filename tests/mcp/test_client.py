@@ -27,38 +27,10 @@ TIME_SERVER = {
     "timeout": 20,
 }
 
-# A tiny MCP server written by hand (no SDK, so it starts in milliseconds and checks the client
-# against an independent implementation): it reports its environment and pid, and can die.
-PROBE_SERVER = """
-import json
-import os
-import sys
-
-EMPTY = {"type": "object", "properties": {}}
-TOOLS = [
-    {"name": "environment", "description": "The environment.", "inputSchema": EMPTY,
-     "outputSchema": {"type": "object"}},
-    {"name": "pid", "description": "The process id.", "inputSchema": EMPTY},
-    {"name": "die", "description": "Exit at once.", "inputSchema": EMPTY},
-    {"name": "files.read", "description": "A dotted name.", "inputSchema": {
-        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
-]
-
-
+SERVE_LOOP = """
 def send(message):
     sys.stdout.write(json.dumps(message) + "\\n")
     sys.stdout.flush()
-
-
-def call(name, arguments):
-    if name == "environment":
-        env = dict(os.environ)
-        return {"content": [{"type": "text", "text": json.dumps(env)}], "structuredContent": env}
-    if name == "pid":
-        return {"content": [{"type": "text", "text": str(os.getpid())}]}
-    if name == "die":
-        os._exit(3)
-    return {"content": [{"type": "text", "text": "contents of " + arguments["path"]}]}
 
 
 for line in sys.stdin:
@@ -82,6 +54,42 @@ for line in sys.stdin:
         continue
     send({"jsonrpc": "2.0", "id": rid, "result": result})
 """
+"""The JSON-RPC loop of the hand-written test servers: a script defines ``TOOLS`` and
+``call(name, arguments)`` (and imports ``json`` and ``sys``), then appends this."""
+
+# A tiny MCP server written by hand (no SDK, so it starts in milliseconds and checks the client
+# against an independent implementation): it reports its environment and pid, and can die.
+PROBE_SERVER = (
+    """
+import json
+import os
+import sys
+
+EMPTY = {"type": "object", "properties": {}}
+TOOLS = [
+    {"name": "environment", "description": "The environment.", "inputSchema": EMPTY,
+     "outputSchema": {"type": "object"}},
+    {"name": "pid", "description": "The process id.", "inputSchema": EMPTY},
+    {"name": "die", "description": "Exit at once.", "inputSchema": EMPTY},
+    {"name": "files.read", "description": "A dotted name.", "inputSchema": {
+        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+]
+
+
+def call(name, arguments):
+    if name == "environment":
+        env = dict(os.environ)
+        return {"content": [{"type": "text", "text": json.dumps(env)}], "structuredContent": env}
+    if name == "pid":
+        return {"content": [{"type": "text", "text": str(os.getpid())}]}
+    if name == "die":
+        os._exit(3)
+    return {"content": [{"type": "text", "text": "contents of " + arguments["path"]}]}
+
+
+"""
+    + SERVE_LOOP
+)
 
 
 def call(toolset: Toolset, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.mcp.test_client import SERVE_LOOP
 
 from toolpacks import Host
 from toolpacks.packs.sandbox import UNAVAILABLE_ENV
@@ -25,7 +26,8 @@ pytestmark = [
     pytest.mark.skipif(abi() < 4, reason="needs Landlock ABI 4 (Linux 6.7)"),
 ]
 
-SERVER = """
+SERVER = (
+    """
 import json, socket, sys
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"},
@@ -45,24 +47,9 @@ def call(name, arguments):
     except OSError as exc:
         return {"content": [{"type": "text", "text": type(exc).__name__}], "isError": True}
 
-for line in sys.stdin:
-    request = json.loads(line)
-    method, rid = request.get("method"), request.get("id")
-    if rid is None:
-        continue
-    params = request.get("params") or {}
-    if method == "initialize":
-        result = {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "probe", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": TOOLS}
-    elif method == "tools/call":
-        result = call(params["name"], params.get("arguments") or {})
-    else:
-        result = {}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\\n")
-    sys.stdout.flush()
 """
+    + SERVE_LOOP
+)
 
 
 def _config(tmp_path: Path, extra: str) -> Path:
